@@ -1,11 +1,35 @@
 //! cdiff: exact context-free constraints for diffusion and infilling language models.
+//!
+//! A *partial output* is text with holes, `x1 □ x2 □ … □ xn`. It is
+//! *completable* for a grammar iff some fill of the holes gives a text whose
+//! maximal-munch lexing is a word of the grammar. [`completable`] decides it
+//! exactly and returns a witness completion; [`Constraint`] is the compiled
+//! form for repeated checks.
+//!
+//! ```
+//! use cdiff::{Constraint, Grammar, Partial};
+//! let json = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None)?;
+//! let c = Constraint::compile(&json)?;
+//! let p = Partial::from_json(r#"["{\"a\": [1, ", null, "}"]"#)?;
+//! let v = c.completable(&p)?;
+//! let done = v.completion().expect("completable");
+//! assert!(done.text.starts_with(b"{\"a\": [1, "));
+//! # Ok::<(), cdiff::Error>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod automata;
+mod budget;
+mod completable;
 pub mod error;
 pub mod grammar;
+mod hash;
 pub mod intersect;
 pub mod lexer;
+mod partial;
 pub mod recognize;
 
+pub use completable::{completable, Completion, Config, Constraint, Verdict};
 pub use error::{Error, ErrorKind, Result};
+pub use grammar::Grammar;
+pub use partial::{Partial, Segment};

@@ -1,1 +1,42 @@
-//! placeholder
+//! Lexing under maximal munch, for complete texts and for partial outputs with holes.
+//!
+//! # The lexer automaton
+//!
+//! All terminals are compiled into one minimal byte DFA `D` whose states know
+//! which terminals accept the bytes read so far. A maximal-munch lexing
+//! `l1 l2 … lk` of a text is valid iff every `li` is accepted by some terminal
+//! and no `li · p`, for `p` a nonempty prefix of `li+1 … lk`, is accepted by any
+//! terminal (otherwise the lexer would have taken the longer lexeme).
+//!
+//! That condition is checked *on the fly* by a finite automaton `L` whose
+//! states are triples `(q, C, fresh)`: `q` is the state of `D` on the lexeme in
+//! progress, `C` is the set of "munch checkers" — the `D`-states reached by
+//! every earlier lexeme extended by the bytes read since it ended — and `fresh`
+//! says no byte of the current lexeme has been read. Reading a byte advances
+//! `q` and every checker; the path dies if `q` dies or a checker reaches an
+//! accepting state (a longer lexeme existed). Ending a lexeme at an accepting
+//! `q` *emits* each terminal that accepts it (or nothing, for a `%ignore`d
+//! terminal), adds `q` to `C` and restarts. Checkers that die are dropped, so in
+//! practice `C` holds zero or one state. `L` depends only on the grammar: it is
+//! built once, breadth-first, with a size limit (an error, not a panic).
+//!
+//! # Partial outputs
+//!
+//! A partial output `x1 □ x2 □ … □ xn` is run through `L` as one NFA over
+//! terminals (App. C of Mündler et al., arXiv 2508.10111, with exact munch): in
+//! a chunk the bytes are fixed, in a hole every byte is allowed; byte steps are
+//! ε-moves and emissions are the labelled moves. This single NFA contains every
+//! possible lexing — lexemes cut by a hole, lexemes spanning one or several holes
+//! (`123□789` may be one integer because `L` simply keeps reading), word
+//! boundaries, ignored terminals — with no enumeration of combinations. It is
+//! determinised by the subset construction directly over configurations and
+//! minimised ([`TokenDfa`]). Cost: linear in the text times the number of live
+//! configurations per position (small in practice), plus the hole closures.
+
+mod build;
+mod tokens;
+mod witness;
+
+pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
+pub use tokens::TokenDfa;
+pub(crate) use witness::fills_for;

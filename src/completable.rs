@@ -1,0 +1,222 @@
+//! The front door: is a partial output completable, and with what?
+
+use crate::budget::Budget;
+use crate::error::Result;
+use crate::grammar::{Cfg, Grammar};
+use crate::intersect::Intersector;
+use crate::lexer::{fills_for, Lexer, TokenDfa, DEFAULT_LEXER_LIMIT};
+use crate::partial::Partial;
+
+/// Limits for compiling and checking. Separate from [`Constraint`] so one
+/// configuration can serve many grammars.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Work units one check may spend (lexing, search and witness together).
+    pub budget: u64,
+    /// Maximum states of the lexer automaton built per grammar.
+    pub lexer_states: usize,
+    /// Maximum states of the per-check DFA over terminals.
+    pub partial_states: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            budget: 200_000_000,
+            lexer_states: DEFAULT_LEXER_LIMIT,
+            partial_states: 2_000_000,
+        }
+    }
+}
+
+/// A completion of a partial output: one fill per hole, and the full text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The bytes put into each hole, in order.
+    pub fills: Vec<Vec<u8>>,
+    /// The completed text.
+    pub text: Vec<u8>,
+    /// The terminal sequence the completed text lexes to.
+    pub terminals: Vec<u32>,
+}
+
+/// The answer of a completability check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Some fill of the holes gives a word of the grammar; here is one.
+    Completable(Completion),
+    /// No fill of the holes gives a word of the grammar.
+    NotCompletable,
+}
+
+impl Verdict {
+    /// Whether the partial output is completable.
+    pub fn is_completable(&self) -> bool {
+        matches!(self, Verdict::Completable(_))
+    }
+
+    /// The completion, if any.
+    pub fn completion(&self) -> Option<&Completion> {
+        match self {
+            Verdict::Completable(c) => Some(c),
+            Verdict::NotCompletable => None,
+        }
+    }
+}
+
+/// A grammar compiled for repeated checks: lexer automaton and indexed normal
+/// form are built once.
+///
+/// # Example
+/// ```
+/// use cdiff::{Constraint, Grammar, Partial};
+/// let g = Grammar::from_lark(r#"
+///     start: "[" [INT ("," INT)*] "]"
+///     INT: /[0-9]+/
+///     %ignore " "
+/// "#, None)?;
+/// let c = Constraint::compile(&g)?;
+/// assert!(c.completable(&Partial::new().text("[1, ").hole().text("2]"))?.is_completable());
+/// assert!(!c.completable(&Partial::new().text("[1 ").hole().text(",]"))?.is_completable());
+/// # Ok::<(), cdiff::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    grammar: Grammar,
+    cfg: Cfg,
+    lexer: Lexer,
+    search: Intersector,
+    config: Config,
+}
+
+impl Constraint {
+    /// Compiles `grammar` with the default [`Config`].
+    ///
+    /// # Errors
+    /// A grammar error (empty language), a bad terminal pattern, or a size limit.
+    pub fn compile(grammar: &Grammar) -> Result<Constraint> {
+        Constraint::with_config(grammar, Config::default())
+    }
+
+    /// Compiles `grammar` with `config`.
+    ///
+    /// # Errors
+    /// As [`Constraint::compile`].
+    pub fn with_config(grammar: &Grammar, config: Config) -> Result<Constraint> {
+        let cfg = Cfg::from_grammar(grammar)?;
+        let lexer = Lexer::new(grammar, config.lexer_states)?;
+        let search = Intersector::new(&cfg);
+        Ok(Constraint {
+            grammar: grammar.clone(),
+            cfg,
+            lexer,
+            search,
+            config,
+        })
+    }
+
+    /// The source grammar.
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// The grammar in C2F+ε normal form.
+    pub fn normal_form(&self) -> &Cfg {
+        &self.cfg
+    }
+
+    /// The lexer automaton.
+    pub fn lexer(&self) -> &Lexer {
+        &self.lexer
+    }
+
+    /// The minimal DFA over terminals of every lexing of every fill of `partial`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Budget`](crate::ErrorKind::Budget) or
+    /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
+    pub fn token_dfa(&self, partial: &Partial) -> Result<TokenDfa> {
+        let mut budget = Budget::new(self.config.budget, "lexing the partial output");
+        TokenDfa::build(
+            &self.lexer,
+            partial,
+            &mut budget,
+            self.config.partial_states,
+        )
+    }
+
+    /// Decides whether `partial` is completable, without building a completion.
+    ///
+    /// # Errors
+    /// As [`Constraint::completable`].
+    pub fn check(&self, partial: &Partial) -> Result<bool> {
+        let mut budget = Budget::new(self.config.budget, "the completability check");
+        let dfa = TokenDfa::build(
+            &self.lexer,
+            partial,
+            &mut budget,
+            self.config.partial_states,
+        )?;
+        Ok(self.search.witness(&dfa, &mut budget)?.is_some())
+    }
+
+    /// Decides whether `partial` is completable and, if so, returns a completion.
+    ///
+    /// ```
+    /// use cdiff::{Constraint, Grammar, Partial, Verdict};
+    /// let g = Grammar::from_lark("start: \"a\"+ \"b\"", None)?;
+    /// let c = Constraint::compile(&g)?;
+    /// match c.completable(&Partial::new().text("aa").hole())? {
+    ///     Verdict::Completable(done) => assert_eq!(done.text, b"aab"),
+    ///     Verdict::NotCompletable => unreachable!(),
+    /// }
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Budget`](crate::ErrorKind::Budget) when the work budget of
+    /// [`Config::budget`] runs out (never a silent "not completable"), or
+    /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
+    pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
+        let mut budget = Budget::new(self.config.budget, "the completability check");
+        let dfa = TokenDfa::build(
+            &self.lexer,
+            partial,
+            &mut budget,
+            self.config.partial_states,
+        )?;
+        let Some(word) = self.search.witness(&dfa, &mut budget)? else {
+            return Ok(Verdict::NotCompletable);
+        };
+        let fills = fills_for(&self.lexer, partial, &word, &mut budget)?.ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::Budget,
+                "internal inconsistency: the witness terminal sequence has no byte realisation",
+            )
+        })?;
+        let text = partial.fill(&fills)?;
+        Ok(Verdict::Completable(Completion {
+            fills,
+            text,
+            terminals: word,
+        }))
+    }
+}
+
+/// Decides whether `partial` can be completed to a word of `grammar`.
+///
+/// Compiles the grammar on every call; use [`Constraint`] for repeated checks.
+///
+/// ```
+/// use cdiff::{completable, Grammar, Partial};
+/// let g = Grammar::from_lark(r#"start: "(" start ")" start | "#, None)?;
+/// assert!(completable(&Partial::new().text("((").hole().text(")"), &g)?.is_completable());
+/// assert!(!completable(&Partial::new().text(")").hole(), &g)?.is_completable());
+/// # Ok::<(), cdiff::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`Constraint::compile`] and [`Constraint::completable`].
+pub fn completable(partial: &Partial, grammar: &Grammar) -> Result<Verdict> {
+    Constraint::compile(grammar)?.completable(partial)
+}

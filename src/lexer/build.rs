@@ -1,0 +1,246 @@
+//! Construction of the lexer automaton `L` (see the module docs).
+
+use crate::automata::{ByteDfa, DEAD};
+use crate::error::{Error, ErrorKind, Result};
+use crate::grammar::Grammar;
+use std::collections::HashMap;
+
+/// The dead state of `L`.
+pub(crate) const LDEAD: u32 = 0;
+
+/// Default limit on the number of lexer-automaton states.
+pub const DEFAULT_LEXER_LIMIT: usize = 200_000;
+
+/// The maximal-munch lexer automaton of a grammar's terminals.
+#[derive(Clone, Debug)]
+pub struct Lexer {
+    pub(crate) dfa: ByteDfa,
+    pub(crate) n_terms: usize,
+    /// Per L-state: `(q, checkers, fresh)`.
+    pub(crate) states: Vec<(u32, Vec<u32>, bool)>,
+    /// `step[l * n_classes + class]`: successor on a byte of that class.
+    pub(crate) step: Vec<u32>,
+    /// Per L-state: the state after ending the current lexeme (`LDEAD` if `q` does not accept).
+    pub(crate) emit: Vec<u32>,
+    /// Per L-state: the non-ignored terminals that may be emitted.
+    pub(crate) emit_terms: Vec<u32>,
+    /// Distinct sorted terminal sets, indexed by `emit_terms`.
+    pub(crate) term_sets: Vec<Vec<u32>>,
+    /// Per L-state: whether the current lexeme may be skipped (an ignored terminal accepts it).
+    pub(crate) skippable: Vec<bool>,
+    /// The initial state `(q0, ∅, fresh)`.
+    pub(crate) start: u32,
+    /// A byte representative per byte class, preferring readable ASCII.
+    pub(crate) class_rep: Vec<u8>,
+}
+
+impl Lexer {
+    /// Compiles the terminals of `g` into the lexer automaton.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Regex`] for a bad pattern or a terminal matching the empty
+    /// string; [`ErrorKind::SizeLimit`] past `limit` states.
+    pub fn new(g: &Grammar, limit: usize) -> Result<Lexer> {
+        let patterns: Vec<&str> = g.terminals.iter().map(|t| t.pattern.as_str()).collect();
+        let dfa = ByteDfa::from_patterns(&patterns)?;
+        if let Some(&t) = dfa.tags(dfa.start()).first() {
+            return Err(Error::new(
+                ErrorKind::Regex,
+                format!(
+                    "terminal {} matches the empty string",
+                    g.terminals[t as usize].name
+                ),
+            ));
+        }
+        let n_terms = g.terminals.len();
+        let mut ignored = vec![false; n_terms];
+        for t in &g.ignore {
+            if let Some(x) = ignored.get_mut(t.0 as usize) {
+                *x = true;
+            }
+        }
+        let k = dfa.n_classes;
+        let mut class_rep = vec![0u8; k];
+        let mut best = vec![u8::MAX; k];
+        for b in 0..=255u8 {
+            let c = dfa.class_of[b as usize] as usize;
+            let rank = byte_rank(b);
+            if rank < best[c] {
+                best[c] = rank;
+                class_rep[c] = b;
+            }
+        }
+        // Terminal sets per accept-set of D, split into emit / skip.
+        let mut term_sets: Vec<Vec<u32>> = vec![Vec::new()];
+        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        set_ids.insert(Vec::new(), 0);
+        let mut acc_emit: Vec<u32> = Vec::with_capacity(dfa.accept_sets.len());
+        let mut acc_skip: Vec<bool> = Vec::with_capacity(dfa.accept_sets.len());
+        for set in &dfa.accept_sets {
+            let emit: Vec<u32> = set
+                .iter()
+                .copied()
+                .filter(|&t| !ignored[t as usize])
+                .collect();
+            let id = match set_ids.get(&emit) {
+                Some(&id) => id,
+                None => {
+                    let id = term_sets.len() as u32;
+                    set_ids.insert(emit.clone(), id);
+                    term_sets.push(emit);
+                    id
+                }
+            };
+            acc_emit.push(id);
+            acc_skip.push(set.iter().any(|&t| ignored[t as usize]));
+        }
+
+        let mut lx = Lexer {
+            dfa,
+            n_terms,
+            states: vec![(DEAD, Vec::new(), false)],
+            step: vec![LDEAD; k],
+            emit: vec![LDEAD],
+            emit_terms: vec![0],
+            term_sets,
+            skippable: vec![false],
+            start: 1,
+            class_rep,
+        };
+        let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
+        let q0 = lx.dfa.start();
+        let start_key = (q0, Vec::new(), true);
+        ids.insert(start_key.clone(), 1);
+        lx.states.push(start_key);
+        let mut head = 1usize;
+        while head < lx.states.len() {
+            let l = head;
+            head += 1;
+            let (q, checkers, _) = lx.states[l].clone();
+            lx.step.resize((l + 1) * k, LDEAD);
+            for c in 0..k {
+                let nq = lx.dfa.trans[q as usize * k + c];
+                if nq == DEAD {
+                    continue;
+                }
+                let mut nc: Vec<u32> = Vec::with_capacity(checkers.len());
+                let mut ok = true;
+                for &ch in &checkers {
+                    let x = lx.dfa.trans[ch as usize * k + c];
+                    if lx.dfa.is_accepting(x) {
+                        ok = false;
+                        break;
+                    }
+                    if x != DEAD {
+                        nc.push(x);
+                    }
+                }
+                if !ok {
+                    continue;
+                }
+                nc.sort_unstable();
+                nc.dedup();
+                let id = intern(&mut lx, &mut ids, (nq, nc, false), limit)?;
+                lx.step[l * k + c] = id;
+            }
+            let acc = lx.dfa.accept[q as usize] as usize;
+            let (e, et, sk) = if acc != 0 {
+                let mut nc = checkers.clone();
+                nc.push(q);
+                nc.sort_unstable();
+                nc.dedup();
+                let id = intern(&mut lx, &mut ids, (q0, nc, true), limit)?;
+                (id, acc_emit[acc], acc_skip[acc])
+            } else {
+                (LDEAD, 0, false)
+            };
+            lx.emit.resize(l + 1, LDEAD);
+            lx.emit_terms.resize(l + 1, 0);
+            lx.skippable.resize(l + 1, false);
+            lx.emit[l] = e;
+            lx.emit_terms[l] = et;
+            lx.skippable[l] = sk;
+        }
+        Ok(lx)
+    }
+
+    /// Number of states of the lexer automaton.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Always false (the dead state exists).
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Number of terminals.
+    pub fn n_terms(&self) -> usize {
+        self.n_terms
+    }
+
+    /// Number of byte classes.
+    pub(crate) fn n_classes(&self) -> usize {
+        self.dfa.n_classes
+    }
+
+    /// Successor of L-state `l` on byte `b` (`LDEAD` if the path dies).
+    #[inline]
+    pub(crate) fn next(&self, l: u32, b: u8) -> u32 {
+        self.step[l as usize * self.dfa.n_classes + self.dfa.class_of[b as usize] as usize]
+    }
+
+    /// Successor of `l` on byte class `c`.
+    #[inline]
+    pub(crate) fn next_class(&self, l: u32, c: usize) -> u32 {
+        self.step[l as usize * self.dfa.n_classes + c]
+    }
+
+    /// The terminals `l` may emit now.
+    #[inline]
+    pub(crate) fn emits(&self, l: u32) -> &[u32] {
+        &self.term_sets[self.emit_terms[l as usize] as usize]
+    }
+
+    /// Whether `l` is between lexemes (nothing read of the current one).
+    #[inline]
+    pub(crate) fn is_fresh(&self, l: u32) -> bool {
+        self.states[l as usize].2
+    }
+}
+
+fn intern(
+    lx: &mut Lexer,
+    ids: &mut HashMap<(u32, Vec<u32>, bool), u32>,
+    key: (u32, Vec<u32>, bool),
+    limit: usize,
+) -> Result<u32> {
+    if let Some(&id) = ids.get(&key) {
+        return Ok(id);
+    }
+    if lx.states.len() >= limit {
+        return Err(Error::new(
+            ErrorKind::SizeLimit,
+            format!("the maximal-munch lexer automaton needs more than {limit} states"),
+        ));
+    }
+    let id = lx.states.len() as u32;
+    ids.insert(key.clone(), id);
+    lx.states.push(key);
+    Ok(id)
+}
+
+/// Preference order for witness bytes: letters and digits, then space,
+/// then other printable ASCII, then the rest.
+fn byte_rank(b: u8) -> u8 {
+    match b {
+        b'a'..=b'z' => 0,
+        b'0'..=b'9' => 1,
+        b'A'..=b'Z' => 2,
+        b' ' => 3,
+        b'!'..=b'~' => 4,
+        b'\n' => 5,
+        0x80..=0xff => 6,
+        _ => 7,
+    }
+}

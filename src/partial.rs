@@ -1,0 +1,159 @@
+//! Partial outputs: text chunks with holes, `x1 □ x2 □ … □ xn`.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// One piece of a [`Partial`]: fixed bytes or a hole to be filled.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// Fixed bytes (never empty inside a `Partial`).
+    Text(Vec<u8>),
+    /// A hole: any byte string (possibly empty) may stand here.
+    Hole,
+}
+
+/// A partial output: fixed chunks and holes.
+///
+/// Adjacent texts are joined and adjacent holes merged (two holes side by side
+/// are one hole), so the representation is canonical. A leading hole is a hole
+/// at the start; a trailing hole is an *open end* (the text may go on); without
+/// one, the text ends after the last chunk.
+///
+/// # Example
+/// ```
+/// use cdiff::Partial;
+/// let p = Partial::new().text("int ").hole().text("() {").hole().text(" 2; }");
+/// assert_eq!(p.n_holes(), 2);
+/// assert_eq!(p.fill(&[b"f".to_vec(), b" return".to_vec()]).unwrap(), b"int f() { return 2; }");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Partial {
+    segments: Vec<Segment>,
+}
+
+impl Partial {
+    /// The empty partial output (the empty text, no holes).
+    pub fn new() -> Partial {
+        Partial::default()
+    }
+
+    /// Appends fixed bytes (builder style).
+    pub fn text(mut self, bytes: impl AsRef<[u8]>) -> Partial {
+        self.push_text(bytes);
+        self
+    }
+
+    /// Appends a hole (builder style).
+    pub fn hole(mut self) -> Partial {
+        self.push_hole();
+        self
+    }
+
+    /// Appends fixed bytes.
+    pub fn push_text(&mut self, bytes: impl AsRef<[u8]>) {
+        let bytes = bytes.as_ref();
+        if bytes.is_empty() {
+            return;
+        }
+        match self.segments.last_mut() {
+            Some(Segment::Text(t)) => t.extend_from_slice(bytes),
+            _ => self.segments.push(Segment::Text(bytes.to_vec())),
+        }
+    }
+
+    /// Appends a hole.
+    pub fn push_hole(&mut self) {
+        if self.segments.last() != Some(&Segment::Hole) {
+            self.segments.push(Segment::Hole);
+        }
+    }
+
+    /// A partial output without holes.
+    pub fn complete(bytes: impl AsRef<[u8]>) -> Partial {
+        Partial::new().text(bytes)
+    }
+
+    /// Parses the CLI's JSON form: an array of strings and nulls, null = hole.
+    ///
+    /// ```
+    /// let p = cdiff::Partial::from_json(r#"["[1, ", null, "]"]"#).unwrap();
+    /// assert_eq!(p.n_holes(), 1);
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Partial`] if the text is not such an array.
+    pub fn from_json(text: &str) -> Result<Partial> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::new(ErrorKind::Partial, format!("invalid JSON: {e}")))?;
+        Partial::from_json_value(&v)
+    }
+
+    /// As [`Partial::from_json`], from a parsed value.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Partial`] if `v` is not an array of strings and nulls.
+    pub fn from_json_value(v: &serde_json::Value) -> Result<Partial> {
+        let arr = v.as_array().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Partial,
+                "a partial output must be a JSON array of strings and nulls",
+            )
+        })?;
+        let mut p = Partial::new();
+        for (i, item) in arr.iter().enumerate() {
+            match item {
+                serde_json::Value::Null => p.push_hole(),
+                serde_json::Value::String(s) => p.push_text(s),
+                other => return Err(Error::new(
+                    ErrorKind::Partial,
+                    format!(
+                        "element {i} of the partial output is {other}, expected a string or null"
+                    ),
+                )),
+            }
+        }
+        Ok(p)
+    }
+
+    /// The canonical segments.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Number of holes.
+    pub fn n_holes(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Hole))
+            .count()
+    }
+
+    /// Total number of fixed bytes.
+    pub fn text_len(&self) -> usize {
+        self.segments
+            .iter()
+            .map(|s| if let Segment::Text(t) = s { t.len() } else { 0 })
+            .sum()
+    }
+
+    /// The text obtained by putting `fills[i]` into hole `i`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Partial`] if the number of fills differs from the number of holes.
+    pub fn fill(&self, fills: &[Vec<u8>]) -> Result<Vec<u8>> {
+        if fills.len() != self.n_holes() {
+            return Err(Error::new(
+                ErrorKind::Partial,
+                format!("{} fills given for {} holes", fills.len(), self.n_holes()),
+            ));
+        }
+        let mut out = Vec::new();
+        let mut it = fills.iter();
+        for s in &self.segments {
+            match s {
+                Segment::Text(t) => out.extend_from_slice(t),
+                Segment::Hole => out.extend_from_slice(it.next().map_or(&[][..], |f| f.as_slice())),
+            }
+        }
+        Ok(out)
+    }
+}
