@@ -36,12 +36,20 @@ pub struct Error {
 impl Error {
     /// Creates an error of `kind` with a human-readable `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), position: None }
+        Error {
+            kind,
+            message: message.into(),
+            position: None,
+        }
     }
 
     /// Creates a grammar error located at 1-based `line` and `column`.
     pub fn grammar_at(line: usize, column: usize, message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Grammar, message: message.into(), position: Some((line, column)) }
+        Error {
+            kind: ErrorKind::Grammar,
+            message: message.into(),
+            position: Some((line, column)),
+        }
     }
 
     /// Attaches a 1-based `line:column` position to this error.
