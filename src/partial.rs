@@ -103,12 +103,14 @@ impl Partial {
             match item {
                 serde_json::Value::Null => p.push_hole(),
                 serde_json::Value::String(s) => p.push_text(s),
-                other => return Err(Error::new(
-                    ErrorKind::Partial,
-                    format!(
+                other => {
+                    return Err(Error::new(
+                        ErrorKind::Partial,
+                        format!(
                         "element {i} of the partial output is {other}, expected a string or null"
                     ),
-                )),
+                    ))
+                }
             }
         }
         Ok(p)

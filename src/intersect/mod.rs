@@ -57,6 +57,15 @@ fn key(p: u32, x: u32, q: u32) -> u64 {
 }
 
 #[inline]
+fn unkey(k: u64) -> (u32, u32, u32) {
+    (
+        ((k >> BITS) & MASK) as u32,
+        (k >> (2 * BITS)) as u32,
+        (k & MASK) as u32,
+    )
+}
+
+#[inline]
 fn side(s: u32, x: u32) -> u64 {
     ((x as u64) << BITS) | s as u64
 }
@@ -109,66 +118,51 @@ impl Intersector {
                 "automaton or grammar too large for the emptiness search",
             ));
         }
-        let mut s = Search {
-            found: FxMap::default(),
-            reasons: Vec::new(),
-            right: FxMap::default(),
-            left: FxMap::default(),
-            work: Vec::new(),
-        };
+        let mut s = Search::default();
         let goal = |k: u64| -> bool {
-            let x = (k >> (2 * BITS)) as u32;
-            let p = ((k >> BITS) & MASK) as u32;
-            let q = (k & MASK) as u32;
+            let (p, x, q) = unkey(k);
             x == self.start && p == dfa.start && dfa.finals[q as usize]
         };
         for (p, es) in dfa.edges.iter().enumerate() {
             for &(t, q) in es {
-                s.add(key(p as u32, t, q), Reason::Edge);
+                s.offer(key(p as u32, t, q), 1, Reason::Edge);
             }
         }
         for p in 0..dfa.len() as u32 {
             for &a in &self.eps {
-                s.add(key(p, a, p), Reason::Eps);
+                s.offer(key(p, a, p), 0, Reason::Eps);
             }
         }
-        let mut done: Option<u64> = s.reasons.iter().map(|r| r.0).find(|&k| goal(k));
-        while done.is_none() {
-            let Some(k) = s.work.pop() else { break };
+        let mut done: Option<u64> = None;
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        while let Some((k, c)) = s.pop() {
             budget.spend(1)?;
-            let x = (k >> (2 * BITS)) as u32;
-            let p = ((k >> BITS) & MASK) as u32;
-            let q = (k & MASK) as u32;
+            if goal(k) {
+                done = Some(k);
+                break;
+            }
+            let (p, x, q) = unkey(k);
             for &a in &self.by_unit[x as usize] {
-                let nk = key(p, a, q);
-                if s.add(nk, Reason::Unit(x)) && goal(nk) {
-                    done = Some(nk);
-                }
+                s.offer(key(p, a, q), c, Reason::Unit(x));
             }
             for &(a, y) in &self.by_left[x as usize] {
-                let Some(rs) = s.right.get(&side(q, y)) else {
-                    continue;
-                };
-                budget.spend(rs.len() as u64)?;
-                let rs = rs.clone();
-                for r in rs {
-                    let nk = key(p, a, r);
-                    if s.add(nk, Reason::Bin(x, y, q)) && goal(nk) {
-                        done = Some(nk);
-                    }
+                scratch.clear();
+                if let Some(rs) = s.right.get(&side(q, y)) {
+                    scratch.extend_from_slice(rs);
+                }
+                budget.spend(scratch.len() as u64)?;
+                for &(r, c2) in &scratch {
+                    s.offer(key(p, a, r), c + c2, Reason::Bin(x, y, q));
                 }
             }
             for &(a, w) in &self.by_right[x as usize] {
-                let Some(ls) = s.left.get(&side(p, w)) else {
-                    continue;
-                };
-                budget.spend(ls.len() as u64)?;
-                let ls = ls.clone();
-                for o in ls {
-                    let nk = key(o, a, q);
-                    if s.add(nk, Reason::Bin(w, x, p)) && goal(nk) {
-                        done = Some(nk);
-                    }
+                scratch.clear();
+                if let Some(ls) = s.left.get(&side(p, w)) {
+                    scratch.extend_from_slice(ls);
+                }
+                budget.spend(scratch.len() as u64)?;
+                for &(o, c2) in &scratch {
+                    s.offer(key(o, a, q), c + c2, Reason::Bin(w, x, p));
                 }
             }
         }
@@ -180,11 +174,9 @@ impl Intersector {
         let mut stack = vec![goal_key];
         while let Some(k) = stack.pop() {
             budget.spend(1)?;
-            let x = (k >> (2 * BITS)) as u32;
-            let p = ((k >> BITS) & MASK) as u32;
-            let q = (k & MASK) as u32;
-            let idx = s.found[&k] as usize;
-            match s.reasons[idx].1 {
+            let (p, x, q) = unkey(k);
+            let idx = s.index[&k] as usize;
+            match s.entries[idx].reason {
                 Reason::Edge => word.push(x),
                 Reason::Eps => {}
                 Reason::Unit(y) => stack.push(key(p, y, q)),
@@ -199,31 +191,81 @@ impl Intersector {
     }
 }
 
+/// One triple of the search.
+struct Entry {
+    key: u64,
+    cost: u32,
+    reason: Reason,
+    done: bool,
+}
+
+/// Knuth's generalisation of Dijkstra's algorithm: triples are finalised in
+/// order of the length of their shortest yield, using a bucket queue (costs
+/// are small integers and never decrease along the search), so the witness is
+/// a shortest word and each finalisation is O(1).
+#[derive(Default)]
 struct Search {
-    found: FxMap<u64, u32>,
-    reasons: Vec<(u64, Reason)>,
-    /// (p, X) → states q with (p, X, q) generating.
-    right: FxMap<u64, Vec<u32>>,
-    /// (q, X) → states p with (p, X, q) generating.
-    left: FxMap<u64, Vec<u32>>,
-    work: Vec<u64>,
+    index: FxMap<u64, u32>,
+    entries: Vec<Entry>,
+    /// (p, X) → finalised (q, cost) with (p, X, q) generating.
+    right: FxMap<u64, Vec<(u32, u32)>>,
+    /// (q, X) → finalised (p, cost) with (p, X, q) generating.
+    left: FxMap<u64, Vec<(u32, u32)>>,
+    /// Bucket queue of entry indices by cost.
+    buckets: Vec<Vec<u32>>,
+    current: usize,
 }
 
 impl Search {
-    /// Records a triple; true if it is new.
+    /// Offers a derivation of `k` with yield length `cost`.
     #[inline]
-    fn add(&mut self, k: u64, why: Reason) -> bool {
-        if self.found.contains_key(&k) {
-            return false;
+    fn offer(&mut self, k: u64, cost: u32, why: Reason) {
+        let idx = match self.index.get(&k) {
+            Some(&i) => {
+                let e = &mut self.entries[i as usize];
+                if e.done || e.cost <= cost {
+                    return;
+                }
+                e.cost = cost;
+                e.reason = why;
+                i
+            }
+            None => {
+                let i = self.entries.len() as u32;
+                self.index.insert(k, i);
+                self.entries.push(Entry {
+                    key: k,
+                    cost,
+                    reason: why,
+                    done: false,
+                });
+                i
+            }
+        };
+        let c = cost as usize;
+        if self.buckets.len() <= c {
+            self.buckets.resize_with(c + 1, Vec::new);
         }
-        self.found.insert(k, self.reasons.len() as u32);
-        self.reasons.push((k, why));
-        let x = (k >> (2 * BITS)) as u32;
-        let p = ((k >> BITS) & MASK) as u32;
-        let q = (k & MASK) as u32;
-        self.right.entry(side(p, x)).or_default().push(q);
-        self.left.entry(side(q, x)).or_default().push(p);
-        self.work.push(k);
-        true
+        self.buckets[c].push(idx);
+    }
+
+    /// Finalises and returns the cheapest pending triple.
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        while self.current < self.buckets.len() {
+            while let Some(i) = self.buckets[self.current].pop() {
+                let e = &mut self.entries[i as usize];
+                if e.done || e.cost as usize != self.current {
+                    continue; // stale
+                }
+                e.done = true;
+                let (k, c) = (e.key, e.cost);
+                let (p, x, q) = unkey(k);
+                self.right.entry(side(p, x)).or_default().push((q, c));
+                self.left.entry(side(q, x)).or_default().push((p, c));
+                return Some((k, c));
+            }
+            self.current += 1;
+        }
+        None
     }
 }
