@@ -24,6 +24,8 @@ pub(crate) struct Bnf {
     /// For each nonterminal, its productions.
     by_lhs: Vec<Vec<u32>>,
     nullable: Vec<bool>,
+    /// Whether each terminal occurs in some production.
+    used: Vec<bool>,
     /// The production `S' -> start`.
     top: u32,
 }
@@ -149,10 +151,19 @@ impl Bnf {
                 break;
             }
         }
+        let mut used = vec![false; g.terminals.len()];
+        for (_, rhs) in &prods {
+            for s in rhs {
+                if let Sym::T(t) = s {
+                    used[*t as usize] = true;
+                }
+            }
+        }
         Ok(Bnf {
             prods,
             by_lhs,
             nullable,
+            used,
             top,
         })
     }
@@ -162,6 +173,13 @@ impl Bnf {
     /// when `tokens[j].1` is true. Fails with [`ErrorKind::Budget`] after
     /// `budget` item insertions attempts.
     pub(crate) fn recognize(&self, tokens: &[(&[u32], bool)], budget: u64) -> Result<bool> {
+        // A skippable token none of whose terminals occurs in a rule can only
+        // be skipped: drop it.
+        let tokens: Vec<(&[u32], bool)> = tokens
+            .iter()
+            .copied()
+            .filter(|(ts, skip)| !(*skip && ts.iter().all(|&t| !self.is_used(t))))
+            .collect();
         let mut work = 0u64;
         let top_item = Item {
             prod: self.top,
@@ -209,6 +227,10 @@ impl Bnf {
             origin: 0,
         };
         Ok(sets.last().is_some_and(|s| s.seen.contains(&done)))
+    }
+
+    fn is_used(&self, t: u32) -> bool {
+        self.used.get(t as usize).copied().unwrap_or(false)
     }
 
     fn next_sym(&self, it: Item) -> Option<Sym> {

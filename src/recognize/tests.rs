@@ -563,3 +563,131 @@ fn large_text() {
     assert_eq!(rec.lex(&one).map(|l| l.len()), Some(1));
     assert!(rec.accepts(&one).unwrap());
 }
+
+/// A naive second oracle for the parser: least fixpoint of "rule `r` derives
+/// tokens `i..j`", evaluated directly on the surface expressions.
+mod naive {
+    use super::*;
+
+    struct Dp<'a> {
+        g: &'a Grammar,
+        toks: &'a [Vec<u32>],
+        table: Vec<Vec<Vec<bool>>>,
+    }
+
+    impl Dp<'_> {
+        fn eval(&self, e: &Expr, i: usize, j: usize) -> bool {
+            match e {
+                Expr::Empty => i == j,
+                Expr::Term(t) => j == i + 1 && self.toks[i].contains(&t.0),
+                Expr::Rule(r) => self.table[r.0 as usize][i][j],
+                Expr::Seq(es) => self.seq(es, i, j),
+                Expr::Alt(es) => es.iter().any(|x| self.eval(x, i, j)),
+                Expr::Opt(x) => i == j || self.eval(x, i, j),
+                Expr::Star(x) => {
+                    i == j || (i + 1..=j).any(|k| self.eval(x, i, k) && self.eval(e, k, j))
+                }
+                Expr::Plus(x) => {
+                    let star = Expr::Star(x.clone());
+                    (i..=j).any(|k| self.eval(x, i, k) && self.eval(&star, k, j))
+                }
+            }
+        }
+
+        fn seq(&self, es: &[Expr], i: usize, j: usize) -> bool {
+            match es.split_first() {
+                None => i == j,
+                Some((first, rest)) => {
+                    (i..=j).any(|k| self.eval(first, i, k) && self.seq(rest, k, j))
+                }
+            }
+        }
+    }
+
+    /// Whether `toks` (no skipping) is derived from the start rule.
+    pub(super) fn derives(g: &Grammar, toks: &[Vec<u32>]) -> bool {
+        let n = toks.len();
+        let mut dp = Dp {
+            g,
+            toks,
+            table: vec![vec![vec![false; n + 1]; n + 1]; g.rules.len()],
+        };
+        loop {
+            let mut changed = false;
+            for r in 0..g.rules.len() {
+                for i in 0..=n {
+                    for j in i..=n {
+                        if !dp.table[r][i][j] && dp.eval(&dp.g.rules[r].expr, i, j) {
+                            dp.table[r][i][j] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                return dp.table[g.start.0 as usize][0][n];
+            }
+        }
+    }
+}
+
+mod property {
+    use super::*;
+    use crate::recognize::earley::Bnf;
+    use proptest::prelude::*;
+
+    fn expr() -> impl Strategy<Value = Expr> {
+        let leaf = prop_oneof![
+            Just(Expr::Empty),
+            (0u32..3).prop_map(t),
+            (0u32..3).prop_map(r),
+        ];
+        leaf.prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(seq),
+                prop::collection::vec(inner.clone(), 0..3).prop_map(alt),
+                inner.clone().prop_map(opt),
+                inner.clone().prop_map(star),
+                inner.prop_map(plus),
+            ]
+        })
+    }
+
+    fn token() -> impl Strategy<Value = (Vec<u32>, bool)> {
+        (1u32..8, any::<bool>())
+            .prop_map(|(mask, skip)| ((0..3).filter(|b| mask & (1 << b) != 0).collect(), skip))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Earley with skippable tokens agrees with the naive fixpoint over
+        /// every choice of skipped tokens.
+        #[test]
+        fn earley_matches_naive(
+            rules in prop::collection::vec(expr(), 3),
+            toks in prop::collection::vec(token(), 0..6),
+        ) {
+            let g = grammar(&["a", "b", "c"], rules, &[]);
+            let bnf = Bnf::new(&g).unwrap();
+            let input: Vec<(&[u32], bool)> = toks.iter().map(|(t, s)| (t.as_slice(), *s)).collect();
+            let got = bnf.recognize(&input, super::super::DEFAULT_BUDGET).unwrap();
+            let skippable: Vec<usize> = (0..toks.len()).filter(|&i| toks[i].1).collect();
+            let mut want = false;
+            for mask in 0u32..(1 << skippable.len()) {
+                let kept: Vec<Vec<u32>> = (0..toks.len())
+                    .filter(|i| match skippable.iter().position(|s| s == i) {
+                        Some(b) => mask & (1 << b) == 0,
+                        None => true,
+                    })
+                    .map(|i| toks[i].0.clone())
+                    .collect();
+                if naive::derives(&g, &kept) {
+                    want = true;
+                    break;
+                }
+            }
+            prop_assert_eq!(got, want);
+        }
+    }
+}
