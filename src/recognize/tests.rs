@@ -691,3 +691,78 @@ mod property {
         }
     }
 }
+
+mod lexing_property {
+    use super::*;
+    use proptest::prelude::*;
+
+    const POOL: &[&str] = &[
+        "a|ab",
+        "(a|b)*c",
+        "a+?b?",
+        "[ab]{1,3}",
+        "b$|ba",
+        "^a",
+        "c*",
+        ".",
+        "(?i)A",
+        "é|e",
+        "[^a]",
+        "(ab|a)(bc|c)?",
+        r"(?-u:\xff)+",
+    ];
+
+    /// Maximal munch by brute force with the `regex` crate alone.
+    fn brute(g: &Grammar, text: &[u8]) -> Option<Vec<Lexeme>> {
+        let whole: Vec<regex::bytes::Regex> = g
+            .terminals
+            .iter()
+            .map(|t| regex::bytes::Regex::new(&format!("^(?:{})$", t.pattern)).unwrap())
+            .collect();
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < text.len() {
+            let end = (pos + 1..=text.len())
+                .rev()
+                .find(|&e| whole.iter().any(|re| re.is_match(&text[pos..e])))?;
+            let terminals: Vec<TermId> = (0..whole.len())
+                .filter(|&i| whole[i].is_match(&text[pos..end]))
+                .map(|i| TermId(i as u32))
+                .collect();
+            let ignorable = terminals.iter().any(|t| g.ignore.contains(t));
+            out.push(Lexeme {
+                start: pos,
+                end,
+                terminals,
+                ignorable,
+            });
+            pos = end;
+        }
+        Some(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn nfa_lexing_matches_brute_force(
+            picks in prop::collection::vec(0..POOL.len(), 1..4),
+            ignore in prop::collection::vec(0u32..4, 0..2),
+            parts in prop::collection::vec(
+                prop_oneof![Just("a"), Just("b"), Just("c"), Just("é"), Just("A"), Just("\u{ff}")],
+                0..10,
+            ),
+            raw_ff in any::<bool>(),
+        ) {
+            let pats: Vec<&str> = picks.iter().map(|&i| POOL[i]).collect();
+            let ignore: Vec<u32> = ignore.into_iter().filter(|&i| (i as usize) < pats.len()).collect();
+            let g = grammar(&pats, vec![t(0)], &ignore);
+            let mut text: Vec<u8> = parts.concat().into_bytes();
+            if raw_ff {
+                text.push(0xff);
+            }
+            let rec = Recognizer::new(&g).unwrap();
+            prop_assert_eq!(rec.lex(&text), brute(&g, &text));
+        }
+    }
+}
