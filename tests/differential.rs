@@ -1,0 +1,296 @@
+//! Brute-force differential test of `completable` against an independent oracle.
+//!
+//! For each small grammar and alphabet, every text of length ≤ N over the
+//! alphabet is run through the independent recognizer (`cdiff::recognize`,
+//! regex-crate lexing + Earley, no code shared with the engine); the accepted
+//! ones form the set S. Then every partial output of length ≤ M over the
+//! alphabet plus holes is checked by the engine:
+//! - "completable" must come with a witness that keeps every chunk in place
+//!   and that the recognizer accepts; if that witness has length ≤ N it must
+//!   be in S (so S is consistent with the engine);
+//! - "not completable" must have no text in S matching the partial.
+//!
+//! The only fills the oracle does not see are those making the text longer
+//! than N; every grammar here has short completions whenever it has any, and
+//! the test counts how often the engine needed a witness longer than N.
+
+use cdiff::recognize::Recognizer;
+use cdiff::{Constraint, Grammar, Partial, Segment, Verdict};
+use std::collections::HashSet;
+
+struct Case {
+    name: &'static str,
+    grammar: &'static str,
+    alphabet: &'static [u8],
+    /// Maximal length of enumerated texts.
+    n: usize,
+    /// Maximal length of enumerated partial outputs (bytes + holes).
+    m: usize,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "balanced brackets",
+        grammar: r#"start: ("(" start ")" | "[" start "]")*"#,
+        alphabet: b"()[]",
+        n: 8,
+        m: 6,
+    },
+    Case {
+        name: "arithmetic with + and ++",
+        grammar: r#"
+            start: expr
+            expr: atom | expr "+" atom
+            atom: "a" | atom "++" | "(" expr ")"
+            %ignore " "
+        "#,
+        alphabet: b"a+( ",
+        n: 8,
+        m: 5,
+    },
+    Case {
+        name: "keywords vs identifiers",
+        grammar: r#"
+            start: stmt*
+            stmt: "if" ID | ID "=" ID
+            ID: /[a-z]+/
+            %ignore " "
+        "#,
+        alphabet: b"if= ",
+        n: 8,
+        m: 5,
+    },
+    Case {
+        name: "integers spanning holes",
+        grammar: r#"
+            start: INT ("," INT)*
+            INT: /0|[1-9][0-9]*/
+        "#,
+        alphabet: b"01,5",
+        n: 8,
+        m: 6,
+    },
+    Case {
+        name: "== versus =",
+        grammar: r#"
+            start: (ID ("==" | "=") ID ";")*
+            ID: "a" | "b"
+            %ignore " "
+        "#,
+        alphabet: b"a=; ",
+        n: 9,
+        m: 5,
+    },
+    Case {
+        name: "comments against operators",
+        grammar: r#"
+            start: (ID | "/" | "*" | "/=")*
+            ID: "a"
+            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
+            %ignore COMMENT
+            %ignore " "
+        "#,
+        alphabet: b"a/*=",
+        n: 8,
+        m: 5,
+    },
+    Case {
+        name: "munch across several lexemes",
+        grammar: r#"
+            start: ("a" | "b" | "c" | "abc" | "bcd")* "d"?
+        "#,
+        alphabet: b"abcd",
+        n: 8,
+        m: 5,
+    },
+    Case {
+        name: "strings with escapes",
+        grammar: r#"
+            start: "[" [STR ("," STR)*] "]"
+            STR: /"([^"\\]|\\.)*"/
+        "#,
+        alphabet: b"\"\\[,]",
+        n: 7,
+        m: 5,
+    },
+];
+
+fn all_words(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut frontier = vec![Vec::new()];
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for w in &frontier {
+            for &a in alphabet {
+                let mut x = w.clone();
+                x.push(a);
+                next.push(x);
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out
+}
+
+/// Whether `text` matches `partial` (holes = any byte string).
+fn matches(partial: &Partial, text: &[u8]) -> bool {
+    let segs = partial.segments();
+    let mut pos = 0usize;
+    let mut after_hole = false;
+    for (i, s) in segs.iter().enumerate() {
+        match s {
+            Segment::Hole => after_hole = true,
+            Segment::Text(t) => {
+                let last = i + 1 == segs.len();
+                if last {
+                    // Must be a suffix, at or after pos.
+                    if text.len() < pos + t.len() || !text.ends_with(t) {
+                        return false;
+                    }
+                    if !after_hole && text.len() != pos + t.len() {
+                        return false;
+                    }
+                    return true;
+                }
+                if after_hole {
+                    match text[pos..].windows(t.len()).position(|w| w == t.as_slice()) {
+                        Some(off) => pos += off + t.len(),
+                        None => return false,
+                    }
+                } else {
+                    if !text[pos..].starts_with(t) {
+                        return false;
+                    }
+                    pos += t.len();
+                }
+                after_hole = false;
+            }
+        }
+    }
+    after_hole || pos == text.len()
+}
+
+fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
+    // Words over alphabet ∪ {hole}, hole = None; canonical (no adjacent holes).
+    let mut out = Vec::new();
+    let mut frontier: Vec<Vec<Option<u8>>> = vec![Vec::new()];
+    out.push(Vec::new());
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for w in &frontier {
+            for a in alphabet
+                .iter()
+                .map(|&a| Some(a))
+                .chain(std::iter::once(None))
+            {
+                if a.is_none() && w.last() == Some(&None) {
+                    continue;
+                }
+                let mut x = w.clone();
+                x.push(a);
+                next.push(x);
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out.into_iter()
+        .map(|w| {
+            let mut p = Partial::new();
+            for a in w {
+                match a {
+                    Some(b) => p.push_text([b]),
+                    None => p.push_hole(),
+                }
+            }
+            p
+        })
+        .collect()
+}
+
+fn run_case(case: &Case) {
+    let g = Grammar::from_lark(case.grammar, None).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let rec = Recognizer::new(&g).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let accepted: Vec<Vec<u8>> = all_words(case.alphabet, case.n)
+        .into_iter()
+        .filter(|w| rec.accepts(w).unwrap())
+        .collect();
+    let accepted_set: HashSet<&[u8]> = accepted.iter().map(|w| w.as_slice()).collect();
+    let (mut yes, mut no, mut long) = (0, 0, 0);
+    for p in partials(case.alphabet, case.m) {
+        let show = |p: &Partial| format!("{}: {:?}", case.name, p);
+        match c.completable(&p).unwrap() {
+            Verdict::Completable(done) => {
+                yes += 1;
+                assert_eq!(done.fills.len(), p.n_holes(), "{}", show(&p));
+                assert_eq!(p.fill(&done.fills).unwrap(), done.text, "{}", show(&p));
+                assert!(matches(&p, &done.text), "{}", show(&p));
+                assert!(
+                    rec.accepts(&done.text).unwrap(),
+                    "{}: witness {:?} rejected by the recognizer",
+                    show(&p),
+                    String::from_utf8_lossy(&done.text)
+                );
+                if done.text.len() > case.n {
+                    long += 1;
+                } else if done.text.iter().all(|b| case.alphabet.contains(b)) {
+                    assert!(accepted_set.contains(done.text.as_slice()), "{}", show(&p));
+                }
+                assert!(c.check(&p).unwrap(), "{}", show(&p));
+            }
+            Verdict::NotCompletable => {
+                no += 1;
+                if let Some(w) = accepted.iter().find(|w| matches(&p, w)) {
+                    panic!(
+                        "{}: engine says not completable, but {:?} completes it",
+                        show(&p),
+                        String::from_utf8_lossy(w)
+                    );
+                }
+                assert!(!c.check(&p).unwrap(), "{}", show(&p));
+            }
+        }
+    }
+    eprintln!(
+        "{}: {} completable ({} with witness longer than {}), {} not",
+        case.name, yes, long, case.n, no
+    );
+    assert!(
+        yes > 0 && no > 0,
+        "{}: the table must exercise both answers",
+        case.name
+    );
+}
+
+#[test]
+fn matches_glob_semantics() {
+    let p = Partial::new().text("ab").hole().text("b").hole().text("c");
+    assert!(matches(&p, b"abbc"));
+    assert!(matches(&p, b"abxbyc"));
+    assert!(!matches(&p, b"abc"));
+    assert!(!matches(&p, b"abbcd"));
+    assert!(matches(&Partial::new().text("a").hole(), b"a"));
+    assert!(!matches(&Partial::complete("a"), b"ab"));
+    assert!(matches(&Partial::new(), b""));
+    assert!(!matches(&Partial::new(), b"a"));
+    assert!(matches(&Partial::new().hole(), b"xyz"));
+}
+
+macro_rules! case_tests {
+    ($($name:ident => $idx:expr),* $(,)?) => {
+        $(#[test] fn $name() { run_case(&CASES[$idx]); })*
+    };
+}
+
+case_tests! {
+    brute_balanced_brackets => 0,
+    brute_arithmetic_plus_plusplus => 1,
+    brute_keywords_vs_identifiers => 2,
+    brute_integers_spanning_holes => 3,
+    brute_eq_eq_versus_eq => 4,
+    brute_comments_against_operators => 5,
+    brute_munch_across_lexemes => 6,
+    brute_strings_with_escapes => 7,
+}
