@@ -562,6 +562,18 @@ fn large_text() {
     let one = vec![b'z'; 1 << 20];
     assert_eq!(rec.lex(&one).map(|l| l.len()), Some(1));
     assert!(rec.accepts(&one).unwrap());
+    // About 1 MB of one-byte tokens, none ignored: r0: r0 "," "x" | "x".
+    let list = grammar(
+        &[",", "x"],
+        vec![alt(vec![seq(vec![r(0), t(0), t(1)]), t(1)])],
+        &[],
+    );
+    let mut text = b"x".to_vec();
+    while text.len() < 1 << 20 {
+        text.extend_from_slice(b",x");
+    }
+    let rec = Recognizer::new(&list).unwrap();
+    assert!(rec.accepts(&text).unwrap());
 }
 
 /// A naive second oracle for the parser: least fixpoint of "rule `r` derives
