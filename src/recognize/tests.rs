@@ -544,6 +544,14 @@ fn budget() {
     let big = Recognizer::new(&g).unwrap();
     assert!(big.accepts(&text[..60]).unwrap());
     assert!(big.accepts(b"").is_ok_and(|a| !a));
+    // Lexing "a" and "a*b" on a long run of `a`s looks ahead to the end of
+    // the text at every position.
+    let g = grammar(&["a", "a*b"], vec![star(t(0))], &[]);
+    let text = vec![b'a'; 20_000];
+    let small = Recognizer::new(&g).unwrap().with_budget(100_000);
+    assert_eq!(small.accepts(&text).unwrap_err().kind(), ErrorKind::Budget);
+    assert_eq!(small.lex(&text), None);
+    assert!(small.accepts(&text[..200]).unwrap());
 }
 
 #[test]
