@@ -181,27 +181,27 @@ impl Bnf {
             .filter(|(ts, skip)| !(*skip && ts.iter().all(|&t| !self.is_used(t))))
             .collect();
         let mut work = 0u64;
-        let top_item = Item {
+        // Finished sets keep only their items waiting on a nonterminal, as
+        // (nonterminal, item) sorted: that is all completion reads.
+        let mut done: Vec<Box<[(u32, Item)]>> = Vec::with_capacity(tokens.len());
+        let mut cur = Set::default();
+        cur.add(Item {
             prod: self.top,
             dot: 0,
             origin: 0,
-        };
-        let mut sets: Vec<Set> = Vec::with_capacity(tokens.len() + 1);
-        let mut first = Set::default();
-        first.add(top_item);
-        sets.push(first);
+        });
         for i in 0..=tokens.len() {
-            self.close(&mut sets, i, &mut work, budget)?;
+            self.close(&mut cur, &done, i, &mut work, budget)?;
             let Some(&(terms, skip)) = tokens.get(i) else {
                 break;
             };
             let mut next = Set::default();
             if skip {
-                for &it in &sets[i].items {
+                for &it in &cur.items {
                     next.add(it);
                 }
             }
-            for &it in &sets[i].items {
+            for &it in &cur.items {
                 if let Some(Sym::T(t)) = self.next_sym(it) {
                     if terms.binary_search(&t).is_ok() {
                         work += 1;
@@ -218,15 +218,20 @@ impl Bnf {
             if next.items.is_empty() {
                 return Ok(false);
             }
-            // Earlier sets are still needed by completion (origins).
-            sets.push(next);
+            let mut frozen: Vec<(u32, Item)> = std::mem::take(&mut cur.waiting)
+                .into_iter()
+                .flat_map(|(b, v)| v.into_iter().map(move |it| (b, it)))
+                .collect();
+            frozen.sort_unstable_by_key(|&(b, it)| (b, it.prod, it.dot, it.origin));
+            done.push(frozen.into_boxed_slice());
+            cur = next;
         }
-        let done = Item {
+        let accept = Item {
             prod: self.top,
             dot: 1,
             origin: 0,
         };
-        Ok(sets.last().is_some_and(|s| s.seen.contains(&done)))
+        Ok(cur.seen.contains(&accept))
     }
 
     fn is_used(&self, t: u32) -> bool {
@@ -237,36 +242,39 @@ impl Bnf {
         self.prods[it.prod as usize].1.get(it.dot as usize).copied()
     }
 
-    /// Predicts and completes set `i` until nothing changes.
-    fn close(&self, sets: &mut [Set], i: usize, work: &mut u64, budget: u64) -> Result<()> {
+    /// Predicts and completes `set`, the set at position `i`, until nothing
+    /// changes; `done` holds the finished sets before it.
+    fn close(
+        &self,
+        set: &mut Set,
+        done: &[Box<[(u32, Item)]>],
+        i: usize,
+        work: &mut u64,
+        budget: u64,
+    ) -> Result<()> {
         let mut k = 0;
-        while k < sets[i].items.len() {
+        while k < set.items.len() {
             *work += 1;
             if *work > budget {
                 return Err(budget_error());
             }
-            let it = sets[i].items[k];
+            let it = set.items[k];
             k += 1;
             match self.next_sym(it) {
                 Some(Sym::N(b)) => {
-                    sets[i].waiting.entry(b).or_default().push(it);
+                    set.waiting.entry(b).or_default().push(it);
                     for &p in &self.by_lhs[b as usize] {
                         *work += 1;
-                        sets[i].add(Item {
+                        set.add(Item {
                             prod: p,
                             dot: 0,
                             origin: i as u32,
                         });
                     }
-                    if self.nullable[b as usize] {
-                        sets[i].add(Item {
-                            dot: it.dot + 1,
-                            ..it
-                        });
-                    }
+                    // Aycock-Horspool: step over a nullable nonterminal now.
                     // Completions of `b` already made in this set advance it too.
-                    if sets[i].completed.contains(&b) {
-                        sets[i].add(Item {
+                    if self.nullable[b as usize] || set.completed.contains(&b) {
+                        set.add(Item {
                             dot: it.dot + 1,
                             ..it
                         });
@@ -276,20 +284,23 @@ impl Bnf {
                 None => {
                     let a = self.prods[it.prod as usize].0;
                     let o = it.origin as usize;
-                    if o == i {
-                        sets[i].completed.insert(a);
-                    }
-                    let parents: Vec<Item> = sets[o]
-                        .waiting
-                        .get(&a)
-                        .map(|v| v.to_vec())
-                        .unwrap_or_default();
+                    let parents: Vec<Item> = if o == i {
+                        set.completed.insert(a);
+                        set.waiting.get(&a).cloned().unwrap_or_default()
+                    } else {
+                        let Some(f) = done.get(o) else {
+                            return Err(Error::new(ErrorKind::Budget, "internal: bad origin"));
+                        };
+                        let lo = f.partition_point(|&(b, _)| b < a);
+                        let hi = f.partition_point(|&(b, _)| b <= a);
+                        f[lo..hi].iter().map(|&(_, p)| p).collect()
+                    };
                     *work += parents.len() as u64;
                     if *work > budget {
                         return Err(budget_error());
                     }
                     for p in parents {
-                        sets[i].add(Item {
+                        set.add(Item {
                             dot: p.dot + 1,
                             ..p
                         });

@@ -139,8 +139,13 @@ impl Recognizer {
         })
     }
 
-    /// Sets the work budget of [`Recognizer::accepts`] (Earley steps); past
-    /// it, `accepts` fails with [`ErrorKind::Budget`].
+    /// Sets the work budget of [`Recognizer::accepts`]: Earley steps, and
+    /// (plus four per text byte) bytes scanned by the lexer; past it,
+    /// `accepts` fails with [`ErrorKind::Budget`].
+    ///
+    /// Earley parsing takes linear work on left-recursive rules (and on `*`
+    /// and `+`, which expand to left recursion) but quadratic work on long
+    /// right-recursive chains, and up to cubic on ambiguous grammars.
     pub fn with_budget(mut self, budget: u64) -> Recognizer {
         self.budget = budget;
         self
@@ -169,7 +174,9 @@ impl Recognizer {
     }
 
     /// Splits `text` into lexemes by maximal munch, or `None` when at some
-    /// position no terminal matches a nonempty prefix.
+    /// position no terminal matches a nonempty prefix (or, for pathological
+    /// terminals, when finding the longest matches exceeds the work budget;
+    /// [`Recognizer::accepts`] reports that as [`ErrorKind::Budget`]).
     pub fn lex(&self, text: &[u8]) -> Option<Vec<Lexeme>> {
         self.lex_checked(text).ok().flatten()
     }
@@ -179,11 +186,17 @@ impl Recognizer {
     fn lex_checked(&self, text: &[u8]) -> Result<Option<Vec<Lexeme>>> {
         let mut out = Vec::new();
         let mut scratch = nfa::Scratch::default();
+        // Scanning may look past the end of each lexeme; pathological
+        // terminals (`a` and `a*b` on `aaaa…`) make that quadratic.
+        let lex_limit = self.budget.saturating_add(4 * text.len() as u64);
         let mut pos = 0;
         while pos < text.len() {
             let Some((len, nfa_terms)) = self.nfa.longest(&text[pos..], &mut scratch) else {
                 return Ok(None);
             };
+            if scratch.steps > lex_limit {
+                return Err(budget_error("lexing"));
+            }
             let end = pos + len;
             let lexeme = &text[pos..end];
             let terminals: Vec<TermId> = (0..self.whole.len())
@@ -212,4 +225,11 @@ impl Recognizer {
         }
         Ok(Some(out))
     }
+}
+
+fn budget_error(what: &str) -> Error {
+    Error::new(
+        ErrorKind::Budget,
+        format!("the recognizer's work budget was exhausted while {what}"),
+    )
 }

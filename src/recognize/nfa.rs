@@ -227,6 +227,7 @@ impl Nfa {
                 break;
             }
             offset += 1;
+            scratch.steps += 1;
         }
         best
     }
@@ -287,6 +288,8 @@ impl Nfa {
 pub(crate) struct Scratch {
     marks: Vec<u32>,
     gen: u32,
+    /// Bytes stepped over so far, over all calls.
+    pub(crate) steps: u64,
 }
 
 impl Scratch {

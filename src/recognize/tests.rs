@@ -544,6 +544,14 @@ fn budget() {
     let big = Recognizer::new(&g).unwrap();
     assert!(big.accepts(&text[..60]).unwrap());
     assert!(big.accepts(b"").is_ok_and(|a| !a));
+    // Lexing "a" and "a*b" on a long run of `a`s looks ahead to the end of
+    // the text at every position.
+    let g = grammar(&["a", "a*b"], vec![star(t(0))], &[]);
+    let text = vec![b'a'; 20_000];
+    let small = Recognizer::new(&g).unwrap().with_budget(100_000);
+    assert_eq!(small.accepts(&text).unwrap_err().kind(), ErrorKind::Budget);
+    assert_eq!(small.lex(&text), None);
+    assert!(small.accepts(&text[..200]).unwrap());
 }
 
 #[test]
@@ -562,6 +570,18 @@ fn large_text() {
     let one = vec![b'z'; 1 << 20];
     assert_eq!(rec.lex(&one).map(|l| l.len()), Some(1));
     assert!(rec.accepts(&one).unwrap());
+    // About 1 MB of one-byte tokens, none ignored: r0: r0 "," "x" | "x".
+    let list = grammar(
+        &[",", "x"],
+        vec![alt(vec![seq(vec![r(0), t(0), t(1)]), t(1)])],
+        &[],
+    );
+    let mut text = b"x".to_vec();
+    while text.len() < 1 << 20 {
+        text.extend_from_slice(b",x");
+    }
+    let rec = Recognizer::new(&list).unwrap();
+    assert!(rec.accepts(&text).unwrap());
 }
 
 /// A naive second oracle for the parser: least fixpoint of "rule `r` derives
