@@ -644,7 +644,14 @@ impl Parser {
 
     fn postfix(&mut self) -> Result<PExpr> {
         let mut e = self.atom()?;
+        let mut ops = 0usize;
         loop {
+            ops += 1;
+            if ops > MAX_NESTING {
+                return Err(self.here().err(format!(
+                    "too many postfix operators (more than {MAX_NESTING})"
+                )));
+            }
             let pos = self.here();
             if self.eat("?") {
                 e = PExpr::Opt(Box::new(e));
@@ -1595,6 +1602,8 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("too deeply"));
+        let src = format!("start: \"a\"{}\n", "?".repeat(100_000));
+        assert!(parse(&src, None).unwrap_err().message().contains("postfix"));
         let src = "start: ((\"a\" ~ 1000) ~ 1000) ~ 1000\n";
         assert_eq!(parse(src, None).unwrap_err().kind(), ErrorKind::SizeLimit);
     }
