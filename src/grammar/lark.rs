@@ -53,6 +53,17 @@ const MAX_TERM_DEPTH: usize = 200;
 const MAX_REPEAT: u64 = 1000;
 /// Largest size (in expression nodes) of one expanded rule.
 const MAX_RULE_SIZE: usize = 1_000_000;
+/// Longest resolved terminal pattern accepted, in bytes.
+const MAX_PATTERN_LEN: usize = 1 << 20;
+
+/// How tightly a pattern binds: an atom takes a postfix operator as is, a
+/// concatenation can be concatenated, an alternation needs a group for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Atom,
+    Concat,
+    Alt,
+}
 
 /// Parses a Lark-dialect grammar. The start rule is `start` unless `start`
 /// names another rule.
@@ -985,7 +996,7 @@ struct Resolver<'a> {
     term_defs: BTreeMap<&'a str, TermDef>,
     term_order: Vec<&'a str>,
     /// Resolved patterns of named terminals.
-    term_pats: HashMap<String, String>,
+    term_pats: HashMap<String, (String, Prec)>,
     rule_ids: HashMap<&'a str, RuleId>,
     /// Kept terminals.
     terminals: Vec<Terminal>,
@@ -1021,61 +1032,91 @@ fn expr_size(e: &Expr) -> usize {
 impl<'a> Resolver<'a> {
     /// The pattern of a terminal expression, safe to concatenate.
     fn pattern(&mut self, e: &PExpr, owner: &str, stack: &mut Vec<&'a str>) -> Result<String> {
-        Ok(match e {
-            PExpr::Empty => String::new(),
+        Ok(self.pat(e, owner, stack)?.0)
+    }
+
+    /// The pattern of a terminal expression and how tightly it binds.
+    fn pat(&mut self, e: &PExpr, owner: &str, stack: &mut Vec<&'a str>) -> Result<(String, Prec)> {
+        let wrap = |(p, prec): (String, Prec), need: Prec| -> String {
+            if prec > need {
+                format!("(?:{p})")
+            } else {
+                p
+            }
+        };
+        let out = match e {
+            PExpr::Empty => (String::new(), Prec::Concat),
             PExpr::Str(s, ci, _) => {
                 let esc = regex_syntax::escape(s);
                 if *ci {
-                    format!("(?i:{esc})")
-                } else if s.chars().count() > 1 {
-                    format!("(?:{esc})")
+                    (format!("(?i:{esc})"), Prec::Atom)
+                } else if s.chars().count() == 1 {
+                    (esc, Prec::Atom)
                 } else {
-                    esc
+                    (esc, Prec::Concat)
                 }
             }
             PExpr::Regex(r, f, pos) => {
                 let body = translate_regex(r, *pos, owner)?;
-                format!("(?{}:{body})", regex_flags(f, *pos)?)
+                (format!("(?{}:{body})", regex_flags(f, *pos)?), Prec::Atom)
             }
-            PExpr::Range(a, b, _) => {
+            PExpr::Range(a, b, _) => (
                 format!(
                     "[{}-{}]",
                     regex_syntax::escape(&a.to_string()),
                     regex_syntax::escape(&b.to_string())
-                )
-            }
+                ),
+                Prec::Atom,
+            ),
             PExpr::Name(n, pos) => {
                 if !is_term_name(n) {
                     return Err(pos.err(format!("terminal {owner} cannot reference rule '{n}'")));
                 }
-                format!("(?:{})", self.term_pattern(n, *pos, stack)?)
+                self.term_pattern(n, *pos, stack)?
             }
             PExpr::Seq(v) => {
                 let mut s = String::new();
                 for x in v {
-                    s.push_str(&self.pattern(x, owner, stack)?);
+                    let p = self.pat(x, owner, stack)?;
+                    s.push_str(&wrap(p, Prec::Concat));
                 }
-                format!("(?:{s})")
+                (s, Prec::Concat)
             }
             PExpr::Alt(v) => {
                 let mut parts = Vec::new();
                 for x in v {
-                    parts.push(self.pattern(x, owner, stack)?);
+                    parts.push(self.pat(x, owner, stack)?.0);
                 }
-                format!("(?:{})", parts.join("|"))
+                (parts.join("|"), Prec::Alt)
             }
-            PExpr::Opt(x) => format!("(?:{})?", self.pattern(x, owner, stack)?),
-            PExpr::Star(x) => format!("(?:{})*", self.pattern(x, owner, stack)?),
-            PExpr::Plus(x) => format!("(?:{})+", self.pattern(x, owner, stack)?),
+            PExpr::Opt(x) => (
+                format!("{}?", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
+            PExpr::Star(x) => (
+                format!("{}*", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
+            PExpr::Plus(x) => (
+                format!("{}+", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
             PExpr::Repeat(x, n, m, _) => {
-                let p = self.pattern(x, owner, stack)?;
+                let p = wrap(self.pat(x, owner, stack)?, Prec::Atom);
                 if n == m {
-                    format!("(?:{p}){{{n}}}")
+                    (format!("{p}{{{n}}}"), Prec::Concat)
                 } else {
-                    format!("(?:{p}){{{n},{m}}}")
+                    (format!("{p}{{{n},{m}}}"), Prec::Concat)
                 }
             }
-        })
+        };
+        if out.0.len() > MAX_PATTERN_LEN {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!("terminal {owner}: pattern longer than {MAX_PATTERN_LEN} bytes"),
+            ));
+        }
+        Ok(out)
     }
 
     fn term_pattern(
@@ -1083,7 +1124,7 @@ impl<'a> Resolver<'a> {
         name: &str,
         use_pos: Pos,
         stack: &mut Vec<&'a str>,
-    ) -> Result<String> {
+    ) -> Result<(String, Prec)> {
         if let Some(p) = self.term_pats.get(name) {
             return Ok(p.clone());
         }
@@ -1103,7 +1144,7 @@ impl<'a> Resolver<'a> {
             return Err(def_pos.err(format!("terminal {key}: references nested too deeply")));
         }
         stack.push(key);
-        let p = self.pattern(&body, key, stack)?;
+        let p = self.pat(&body, key, stack)?;
         stack.pop();
         self.term_pats.insert(key.to_string(), p.clone());
         Ok(p)
@@ -1113,7 +1154,7 @@ impl<'a> Resolver<'a> {
         if let Some(&id) = self.named_ids.get(name) {
             return Ok(id);
         }
-        let pat = self.term_pattern(name, pos, &mut Vec::new())?;
+        let pat = self.term_pattern(name, pos, &mut Vec::new())?.0;
         let def_pos = self.term_defs.get(name).map_or(pos, |d| d.pos);
         let id = TermId(self.terminals.len() as u32);
         self.terminals.push(Terminal {
@@ -1251,7 +1292,8 @@ fn resolve(items: Vec<Item>, start: Option<&str>) -> Result<Grammar> {
                         body: PExpr::Empty,
                     },
                 );
-                r.term_pats.insert(alias.clone(), pat.to_string());
+                r.term_pats
+                    .insert(alias.clone(), (pat.to_string(), Prec::Alt));
                 r.term_order.push(alias);
             }
             Item::Ignore(e, pos) => ignores.push((e, *pos)),
@@ -1606,6 +1648,26 @@ mod tests {
         assert!(parse(&src, None).unwrap_err().message().contains("postfix"));
         let src = "start: ((\"a\" ~ 1000) ~ 1000) ~ 1000\n";
         assert_eq!(parse(src, None).unwrap_err().kind(), ErrorKind::SizeLimit);
+    }
+
+    #[test]
+    fn exponential_terminal_is_an_error() {
+        let mut src = String::from("start: T0\n");
+        for k in 0..40 {
+            src.push_str(&format!("T{k}: T{} T{}\n", k + 1, k + 1));
+        }
+        src.push_str("T40: \"x\"\n");
+        assert_eq!(parse(&src, None).unwrap_err().kind(), ErrorKind::SizeLimit);
+    }
+
+    #[test]
+    fn minimal_grouping() {
+        let g = parse(
+            "start: A\nA: (\"a\" | \"bc\")+ \"d\"? \"ef\"* B\nB: \"x\" | \"y\"\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(g.terminals[0].pattern, "(?:a|bc)+d?(?:ef)*(?:x|y)");
     }
 
     #[test]
