@@ -984,6 +984,44 @@ fn check_pattern(pat: &str, name: &str, pos: Pos) -> Result<()> {
     }
 }
 
+/// Escapes a literal for a pattern: meta characters with `\`, control and
+/// non-space whitespace characters as `\x{..}` (so patterns stay on one line).
+fn escape_lit(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if regex_syntax::is_meta_character(c) {
+            out.push('\\');
+            out.push(c);
+        } else if c.is_control() || (c.is_whitespace() && c != ' ') {
+            out.push_str(&format!("\\x{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Quotes a literal in Lark syntax (the display name of anonymous terminals).
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x10000 => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\U{:08x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 // ---------------------------------------------------------------------------
 // Resolution
 
@@ -1047,7 +1085,7 @@ impl<'a> Resolver<'a> {
         let out = match e {
             PExpr::Empty => (String::new(), Prec::Concat),
             PExpr::Str(s, ci, _) => {
-                let esc = regex_syntax::escape(s);
+                let esc = escape_lit(s);
                 if *ci {
                     (format!("(?i:{esc})"), Prec::Atom)
                 } else if s.chars().count() == 1 {
@@ -1063,8 +1101,8 @@ impl<'a> Resolver<'a> {
             PExpr::Range(a, b, _) => (
                 format!(
                     "[{}-{}]",
-                    regex_syntax::escape(&a.to_string()),
-                    regex_syntax::escape(&b.to_string())
+                    escape_lit(&a.to_string()),
+                    escape_lit(&b.to_string())
                 ),
                 Prec::Atom,
             ),
@@ -1173,9 +1211,11 @@ impl<'a> Resolver<'a> {
             }
         }
         let display = match e {
-            PExpr::Str(s, ci, _) => format!("{s:?}{}", if *ci { "i" } else { "" }),
+            PExpr::Str(s, ci, _) => format!("{}{}", quote(s), if *ci { "i" } else { "" }),
             PExpr::Regex(r, f, _) => format!("/{}/{f}", r.replace('/', "\\/")),
-            PExpr::Range(a, b, _) => format!("{:?}..{:?}", a.to_string(), b.to_string()),
+            PExpr::Range(a, b, _) => {
+                format!("{}..{}", quote(&a.to_string()), quote(&b.to_string()))
+            }
             _ => "<anonymous>".to_string(),
         };
         let pat = self.pattern(e, &display, &mut Vec::new())?;
@@ -1668,6 +1708,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g.terminals[0].pattern, "(?:a|bc)+d?(?:ef)*(?:x|y)");
+    }
+
+    #[test]
+    fn display_round_trips() {
+        let srcs = [
+            JSON,
+            "start: \"\\n\" \"\\\"\" (a | b)* [a b] a+ |\na: \"x\"i /y\\/z/\nb: \"\\t\"..\"\\r\" B\nB: \"/\"\n%ignore \" \"\n",
+        ];
+        for src in srcs {
+            let g = parse(src, None).unwrap();
+            let text = g.to_string();
+            let h = parse(&text, None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(h.rules.len(), g.rules.len(), "{text}");
+            assert_eq!(h.terminals.len(), g.terminals.len(), "{text}");
+            assert_eq!(h.ignore.len(), g.ignore.len(), "{text}");
+            let stats = |g: &Grammar| crate::grammar::Cfg::from_grammar(g).map(|c| c.stats());
+            assert_eq!(stats(&h), stats(&g));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(src in "([a-cA-C_?!%|:()\\[\\]*+~.\" /0-9\n-]|start|ignore|import|common|WS|->|\\.\\.){0,40}") {
+            if let Ok(g) = parse(&src, None) {
+                let _ = crate::grammar::Cfg::from_grammar(&g);
+                let _ = g.to_string();
+            }
+        }
     }
 
     #[test]
