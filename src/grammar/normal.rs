@@ -47,7 +47,7 @@ pub enum Sym {
 /// A grammar in C2F+ε normal form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
-    /// Number of terminals (same numbering as the source [`Grammar`](super::Grammar)).
+    /// Number of terminals (same numbering as the source [`Grammar`]).
     pub n_terms: usize,
     /// Names of the nonterminals (for display; generated ones are marked).
     pub nt_names: Vec<String>,
@@ -900,6 +900,29 @@ mod tests {
         while let Expr::Opt(x) = e {
             e = *x;
         }
+    }
+
+    #[test]
+    fn large_grammar_is_fast() {
+        let n = 600;
+        let mut src = String::from("start: r0\n");
+        for k in 0..n {
+            let (a, b, c) = ((k + 1) % n, (k + 7) % n, (k * 13 + 5) % n);
+            src.push_str(&format!(
+                "r{k}: \"k{k}\" r{a} (\",\" r{b})* \";\" | \"(\" [r{c} \"=\"] r{a} \")\" \"k{k}\" | T{}\n",
+                k % 10
+            ));
+        }
+        for t in 0..10 {
+            src.push_str(&format!("T{t}: /t{t}[a-z]*/\n"));
+        }
+        let g = Grammar::from_lark(&src, None).unwrap();
+        let t = std::time::Instant::now();
+        let c = Cfg::from_grammar(&g).unwrap();
+        let el = t.elapsed();
+        println!("{n} rules: {} in {el:?}", c.stats());
+        assert!(el < std::time::Duration::from_millis(500), "{el:?}");
+        assert_eq!(c, Cfg::from_grammar(&g).unwrap());
     }
 
     #[test]
