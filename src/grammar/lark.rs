@@ -919,6 +919,10 @@ fn translate_regex(body: &str, pos: Pos, owner: &str) -> Result<String> {
                 if is_rep {
                     open_braces += 1;
                     out.push('{');
+                    // Python's `{,m}` means `{0,m}`.
+                    if c.get(i + 1) == Some(&',') {
+                        out.push('0');
+                    }
                 } else {
                     out.push_str(r"\{");
                 }
@@ -1321,6 +1325,13 @@ fn resolve(items: Vec<Item>, start: Option<&str>) -> Result<Grammar> {
             }
             Item::Import { name, alias, pos } => {
                 let pat = common_pattern(name).unwrap_or("");
+                if r.term_pats.get(alias.as_str()).is_some_and(|p| p.0 == pat)
+                    && r.term_defs
+                        .get(alias.as_str())
+                        .is_some_and(|d| d.body == PExpr::Empty)
+                {
+                    continue; // The same import again.
+                }
                 if r.term_defs.contains_key(alias.as_str()) {
                     return Err(pos.err(format!("terminal '{alias}' is defined more than once")));
                 }
@@ -1748,6 +1759,14 @@ mod tests {
         assert!(full_match(&term(&g, "A").pattern, "[ax{"));
         assert!(full_match(&term(&g, "B").pattern, "&~"));
         assert!(full_match(&term(&g, "C").pattern, "aaa}"));
+        let g = parse(
+            "start: D\nD: /x{,2}y/\n%import common.WS\n%import common.WS\n",
+            None,
+        )
+        .unwrap();
+        assert!(
+            full_match(&term(&g, "D").pattern, "xxy") && full_match(&term(&g, "D").pattern, "y")
+        );
     }
 
     #[test]
