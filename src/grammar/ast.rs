@@ -60,3 +60,111 @@ pub struct Grammar {
     /// The start rule.
     pub start: RuleId,
 }
+
+/// Deepest expression nesting printed by [`Grammar`]'s `Display`; deeper
+/// subtrees are shown as `...`.
+const MAX_DISPLAY_DEPTH: usize = 200;
+
+impl Grammar {
+    fn fmt_expr(
+        &self,
+        e: &Expr,
+        f: &mut std::fmt::Formatter<'_>,
+        depth: usize,
+        top: bool,
+    ) -> std::fmt::Result {
+        if depth > MAX_DISPLAY_DEPTH {
+            return write!(f, "...");
+        }
+        let atom = |g: &Grammar, x: &Expr, f: &mut std::fmt::Formatter<'_>| -> std::fmt::Result {
+            if matches!(x, Expr::Seq(v) | Expr::Alt(v) if v.len() > 1) {
+                write!(f, "(")?;
+                g.fmt_expr(x, f, depth + 1, false)?;
+                write!(f, ")")
+            } else {
+                g.fmt_expr(x, f, depth + 1, false)
+            }
+        };
+        match e {
+            Expr::Empty => write!(f, "()"),
+            Expr::Term(t) => match self.terminals.get(t.0 as usize) {
+                Some(t) => write!(f, "{}", t.name),
+                None => write!(f, "<terminal {}>", t.0),
+            },
+            Expr::Rule(r) => match self.rules.get(r.0 as usize) {
+                Some(r) => write!(f, "{}", r.name),
+                None => write!(f, "<rule {}>", r.0),
+            },
+            Expr::Seq(v) => {
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " ")?;
+                    }
+                    if matches!(x, Expr::Alt(a) if a.len() > 1) {
+                        atom(self, x, f)?;
+                    } else {
+                        self.fmt_expr(x, f, depth + 1, false)?;
+                    }
+                }
+                Ok(())
+            }
+            Expr::Alt(v) => {
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, "{}", if top { "\n    | " } else { " | " })?;
+                    }
+                    if matches!(x, Expr::Empty) {
+                        continue;
+                    }
+                    self.fmt_expr(x, f, depth + 1, false)?;
+                }
+                Ok(())
+            }
+            Expr::Opt(x) => {
+                write!(f, "[")?;
+                self.fmt_expr(x, f, depth + 1, false)?;
+                write!(f, "]")
+            }
+            Expr::Star(x) => {
+                atom(self, x, f)?;
+                write!(f, "*")
+            }
+            Expr::Plus(x) => {
+                atom(self, x, f)?;
+                write!(f, "+")
+            }
+        }
+    }
+}
+
+/// Prints the grammar in the Lark dialect: rules (the start rule marked by a
+/// comment), then named terminals as `/regex/`, then `%ignore` directives.
+/// Anonymous terminals appear inline by their literal text.
+impl std::fmt::Display for Grammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, r) in self.rules.iter().enumerate() {
+            if i == self.start.0 as usize {
+                writeln!(f, "// start rule")?;
+            }
+            write!(f, "{}: ", r.name)?;
+            if r.expr != Expr::Empty {
+                self.fmt_expr(&r.expr, f, 0, true)?;
+            }
+            writeln!(f)?;
+        }
+        let anonymous = |n: &str| n.starts_with('"') || n.starts_with('/');
+        for t in self.terminals.iter().filter(|t| !anonymous(&t.name)) {
+            writeln!(f, "{}: /{}/", t.name, t.pattern.replace('/', "\\/"))?;
+        }
+        for t in &self.ignore {
+            if let Some(t) = self.terminals.get(t.0 as usize) {
+                if anonymous(&t.name) {
+                    writeln!(f, "%ignore /{}/", t.pattern.replace('/', "\\/"))?;
+                } else {
+                    writeln!(f, "%ignore {}", t.name)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -53,6 +53,17 @@ const MAX_TERM_DEPTH: usize = 200;
 const MAX_REPEAT: u64 = 1000;
 /// Largest size (in expression nodes) of one expanded rule.
 const MAX_RULE_SIZE: usize = 1_000_000;
+/// Longest resolved terminal pattern accepted, in bytes.
+const MAX_PATTERN_LEN: usize = 1 << 20;
+
+/// How tightly a pattern binds: an atom takes a postfix operator as is, a
+/// concatenation can be concatenated, an alternation needs a group for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Atom,
+    Concat,
+    Alt,
+}
 
 /// Parses a Lark-dialect grammar. The start rule is `start` unless `start`
 /// names another rule.
@@ -644,7 +655,14 @@ impl Parser {
 
     fn postfix(&mut self) -> Result<PExpr> {
         let mut e = self.atom()?;
+        let mut ops = 0usize;
         loop {
+            ops += 1;
+            if ops > MAX_NESTING {
+                return Err(self.here().err(format!(
+                    "too many postfix operators (more than {MAX_NESTING})"
+                )));
+            }
             let pos = self.here();
             if self.eat("?") {
                 e = PExpr::Opt(Box::new(e));
@@ -901,6 +919,10 @@ fn translate_regex(body: &str, pos: Pos, owner: &str) -> Result<String> {
                 if is_rep {
                     open_braces += 1;
                     out.push('{');
+                    // Python's `{,m}` means `{0,m}`.
+                    if c.get(i + 1) == Some(&',') {
+                        out.push('0');
+                    }
                 } else {
                     out.push_str(r"\{");
                 }
@@ -966,6 +988,44 @@ fn check_pattern(pat: &str, name: &str, pos: Pos) -> Result<()> {
     }
 }
 
+/// Escapes a literal for a pattern: meta characters with `\`, control and
+/// non-space whitespace characters as `\x{..}` (so patterns stay on one line).
+fn escape_lit(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if regex_syntax::is_meta_character(c) {
+            out.push('\\');
+            out.push(c);
+        } else if c.is_control() || (c.is_whitespace() && c != ' ') {
+            out.push_str(&format!("\\x{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Quotes a literal in Lark syntax (the display name of anonymous terminals).
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x10000 => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\U{:08x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 // ---------------------------------------------------------------------------
 // Resolution
 
@@ -978,7 +1038,7 @@ struct Resolver<'a> {
     term_defs: BTreeMap<&'a str, TermDef>,
     term_order: Vec<&'a str>,
     /// Resolved patterns of named terminals.
-    term_pats: HashMap<String, String>,
+    term_pats: HashMap<String, (String, Prec)>,
     rule_ids: HashMap<&'a str, RuleId>,
     /// Kept terminals.
     terminals: Vec<Terminal>,
@@ -1014,61 +1074,91 @@ fn expr_size(e: &Expr) -> usize {
 impl<'a> Resolver<'a> {
     /// The pattern of a terminal expression, safe to concatenate.
     fn pattern(&mut self, e: &PExpr, owner: &str, stack: &mut Vec<&'a str>) -> Result<String> {
-        Ok(match e {
-            PExpr::Empty => String::new(),
+        Ok(self.pat(e, owner, stack)?.0)
+    }
+
+    /// The pattern of a terminal expression and how tightly it binds.
+    fn pat(&mut self, e: &PExpr, owner: &str, stack: &mut Vec<&'a str>) -> Result<(String, Prec)> {
+        let wrap = |(p, prec): (String, Prec), need: Prec| -> String {
+            if prec > need {
+                format!("(?:{p})")
+            } else {
+                p
+            }
+        };
+        let out = match e {
+            PExpr::Empty => (String::new(), Prec::Concat),
             PExpr::Str(s, ci, _) => {
-                let esc = regex_syntax::escape(s);
+                let esc = escape_lit(s);
                 if *ci {
-                    format!("(?i:{esc})")
-                } else if s.chars().count() > 1 {
-                    format!("(?:{esc})")
+                    (format!("(?i:{esc})"), Prec::Atom)
+                } else if s.chars().count() == 1 {
+                    (esc, Prec::Atom)
                 } else {
-                    esc
+                    (esc, Prec::Concat)
                 }
             }
             PExpr::Regex(r, f, pos) => {
                 let body = translate_regex(r, *pos, owner)?;
-                format!("(?{}:{body})", regex_flags(f, *pos)?)
+                (format!("(?{}:{body})", regex_flags(f, *pos)?), Prec::Atom)
             }
-            PExpr::Range(a, b, _) => {
+            PExpr::Range(a, b, _) => (
                 format!(
                     "[{}-{}]",
-                    regex_syntax::escape(&a.to_string()),
-                    regex_syntax::escape(&b.to_string())
-                )
-            }
+                    escape_lit(&a.to_string()),
+                    escape_lit(&b.to_string())
+                ),
+                Prec::Atom,
+            ),
             PExpr::Name(n, pos) => {
                 if !is_term_name(n) {
                     return Err(pos.err(format!("terminal {owner} cannot reference rule '{n}'")));
                 }
-                format!("(?:{})", self.term_pattern(n, *pos, stack)?)
+                self.term_pattern(n, *pos, stack)?
             }
             PExpr::Seq(v) => {
                 let mut s = String::new();
                 for x in v {
-                    s.push_str(&self.pattern(x, owner, stack)?);
+                    let p = self.pat(x, owner, stack)?;
+                    s.push_str(&wrap(p, Prec::Concat));
                 }
-                format!("(?:{s})")
+                (s, Prec::Concat)
             }
             PExpr::Alt(v) => {
                 let mut parts = Vec::new();
                 for x in v {
-                    parts.push(self.pattern(x, owner, stack)?);
+                    parts.push(self.pat(x, owner, stack)?.0);
                 }
-                format!("(?:{})", parts.join("|"))
+                (parts.join("|"), Prec::Alt)
             }
-            PExpr::Opt(x) => format!("(?:{})?", self.pattern(x, owner, stack)?),
-            PExpr::Star(x) => format!("(?:{})*", self.pattern(x, owner, stack)?),
-            PExpr::Plus(x) => format!("(?:{})+", self.pattern(x, owner, stack)?),
+            PExpr::Opt(x) => (
+                format!("{}?", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
+            PExpr::Star(x) => (
+                format!("{}*", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
+            PExpr::Plus(x) => (
+                format!("{}+", wrap(self.pat(x, owner, stack)?, Prec::Atom)),
+                Prec::Concat,
+            ),
             PExpr::Repeat(x, n, m, _) => {
-                let p = self.pattern(x, owner, stack)?;
+                let p = wrap(self.pat(x, owner, stack)?, Prec::Atom);
                 if n == m {
-                    format!("(?:{p}){{{n}}}")
+                    (format!("{p}{{{n}}}"), Prec::Concat)
                 } else {
-                    format!("(?:{p}){{{n},{m}}}")
+                    (format!("{p}{{{n},{m}}}"), Prec::Concat)
                 }
             }
-        })
+        };
+        if out.0.len() > MAX_PATTERN_LEN {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!("terminal {owner}: pattern longer than {MAX_PATTERN_LEN} bytes"),
+            ));
+        }
+        Ok(out)
     }
 
     fn term_pattern(
@@ -1076,7 +1166,7 @@ impl<'a> Resolver<'a> {
         name: &str,
         use_pos: Pos,
         stack: &mut Vec<&'a str>,
-    ) -> Result<String> {
+    ) -> Result<(String, Prec)> {
         if let Some(p) = self.term_pats.get(name) {
             return Ok(p.clone());
         }
@@ -1096,7 +1186,7 @@ impl<'a> Resolver<'a> {
             return Err(def_pos.err(format!("terminal {key}: references nested too deeply")));
         }
         stack.push(key);
-        let p = self.pattern(&body, key, stack)?;
+        let p = self.pat(&body, key, stack)?;
         stack.pop();
         self.term_pats.insert(key.to_string(), p.clone());
         Ok(p)
@@ -1106,7 +1196,7 @@ impl<'a> Resolver<'a> {
         if let Some(&id) = self.named_ids.get(name) {
             return Ok(id);
         }
-        let pat = self.term_pattern(name, pos, &mut Vec::new())?;
+        let pat = self.term_pattern(name, pos, &mut Vec::new())?.0;
         let def_pos = self.term_defs.get(name).map_or(pos, |d| d.pos);
         let id = TermId(self.terminals.len() as u32);
         self.terminals.push(Terminal {
@@ -1125,9 +1215,11 @@ impl<'a> Resolver<'a> {
             }
         }
         let display = match e {
-            PExpr::Str(s, ci, _) => format!("{s:?}{}", if *ci { "i" } else { "" }),
+            PExpr::Str(s, ci, _) => format!("{}{}", quote(s), if *ci { "i" } else { "" }),
             PExpr::Regex(r, f, _) => format!("/{}/{f}", r.replace('/', "\\/")),
-            PExpr::Range(a, b, _) => format!("{:?}..{:?}", a.to_string(), b.to_string()),
+            PExpr::Range(a, b, _) => {
+                format!("{}..{}", quote(&a.to_string()), quote(&b.to_string()))
+            }
             _ => "<anonymous>".to_string(),
         };
         let pat = self.pattern(e, &display, &mut Vec::new())?;
@@ -1233,6 +1325,13 @@ fn resolve(items: Vec<Item>, start: Option<&str>) -> Result<Grammar> {
             }
             Item::Import { name, alias, pos } => {
                 let pat = common_pattern(name).unwrap_or("");
+                if r.term_pats.get(alias.as_str()).is_some_and(|p| p.0 == pat)
+                    && r.term_defs
+                        .get(alias.as_str())
+                        .is_some_and(|d| d.body == PExpr::Empty)
+                {
+                    continue; // The same import again.
+                }
                 if r.term_defs.contains_key(alias.as_str()) {
                     return Err(pos.err(format!("terminal '{alias}' is defined more than once")));
                 }
@@ -1244,7 +1343,8 @@ fn resolve(items: Vec<Item>, start: Option<&str>) -> Result<Grammar> {
                         body: PExpr::Empty,
                     },
                 );
-                r.term_pats.insert(alias.clone(), pat.to_string());
+                r.term_pats
+                    .insert(alias.clone(), (pat.to_string(), Prec::Alt));
                 r.term_order.push(alias);
             }
             Item::Ignore(e, pos) => ignores.push((e, *pos)),
@@ -1595,8 +1695,58 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("too deeply"));
+        let src = format!("start: \"a\"{}\n", "?".repeat(100_000));
+        assert!(parse(&src, None).unwrap_err().message().contains("postfix"));
         let src = "start: ((\"a\" ~ 1000) ~ 1000) ~ 1000\n";
         assert_eq!(parse(src, None).unwrap_err().kind(), ErrorKind::SizeLimit);
+    }
+
+    #[test]
+    fn exponential_terminal_is_an_error() {
+        let mut src = String::from("start: T0\n");
+        for k in 0..40 {
+            src.push_str(&format!("T{k}: T{} T{}\n", k + 1, k + 1));
+        }
+        src.push_str("T40: \"x\"\n");
+        assert_eq!(parse(&src, None).unwrap_err().kind(), ErrorKind::SizeLimit);
+    }
+
+    #[test]
+    fn minimal_grouping() {
+        let g = parse(
+            "start: A\nA: (\"a\" | \"bc\")+ \"d\"? \"ef\"* B\nB: \"x\" | \"y\"\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(g.terminals[0].pattern, "(?:a|bc)+d?(?:ef)*(?:x|y)");
+    }
+
+    #[test]
+    fn display_round_trips() {
+        let srcs = [
+            JSON,
+            "start: \"\\n\" \"\\\"\" (a | b)* [a b] a+ |\na: \"x\"i /y\\/z/\nb: \"\\t\"..\"\\r\" B\nB: \"/\"\n%ignore \" \"\n",
+        ];
+        for src in srcs {
+            let g = parse(src, None).unwrap();
+            let text = g.to_string();
+            let h = parse(&text, None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(h.rules.len(), g.rules.len(), "{text}");
+            assert_eq!(h.terminals.len(), g.terminals.len(), "{text}");
+            assert_eq!(h.ignore.len(), g.ignore.len(), "{text}");
+            let stats = |g: &Grammar| crate::grammar::Cfg::from_grammar(g).map(|c| c.stats());
+            assert_eq!(stats(&h), stats(&g));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(src in "([a-cA-C_?!%|:()\\[\\]*+~.\" /0-9\n-]|start|ignore|import|common|WS|->|\\.\\.){0,40}") {
+            if let Ok(g) = parse(&src, None) {
+                let _ = crate::grammar::Cfg::from_grammar(&g);
+                let _ = g.to_string();
+            }
+        }
     }
 
     #[test]
@@ -1609,6 +1759,14 @@ mod tests {
         assert!(full_match(&term(&g, "A").pattern, "[ax{"));
         assert!(full_match(&term(&g, "B").pattern, "&~"));
         assert!(full_match(&term(&g, "C").pattern, "aaa}"));
+        let g = parse(
+            "start: D\nD: /x{,2}y/\n%import common.WS\n%import common.WS\n",
+            None,
+        )
+        .unwrap();
+        assert!(
+            full_match(&term(&g, "D").pattern, "xxy") && full_match(&term(&g, "D").pattern, "y")
+        );
     }
 
     #[test]
