@@ -38,7 +38,11 @@ impl Hasher for FxHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        // The multiply only carries low bits upwards; fold the high half back
+        // down so keys differing only in their high bits (packed pairs) do not
+        // collide in hashbrown's low-bit bucket index.
+        let h = self.0;
+        (h ^ (h >> 29)).wrapping_mul(K) ^ (h >> 32)
     }
 }
 

@@ -28,6 +28,7 @@ pub mod intersect;
 pub mod lexer;
 mod partial;
 pub mod recognize;
+pub mod rng;
 
 pub use completable::{completable, Completion, Config, Constraint, Verdict};
 pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,95 @@
+//! A small deterministic pseudo-random generator (SplitMix64), used wherever
+//! cdiff needs reproducible randomness: benchmarks, test corpora with holes
+//! cut out, and sampling. Same seed → same sequence on every platform.
+
+/// SplitMix64 (Steele, Lea, Flood 2014): 64-bit state, one add and three
+/// xor-shift-multiplies per output.
+///
+/// ```
+/// let mut r = cdiff::rng::SplitMix64::new(7);
+/// let a = r.next_u64();
+/// assert_eq!(cdiff::rng::SplitMix64::new(7).next_u64(), a);
+/// assert!(r.below(10) < 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { state: seed }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform integer in `0..n` (0 when `n == 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        // Lemire's multiply-shift; the tiny bias is irrelevant here.
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A uniform float in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Cuts `holes` random spans out of `text` (each at least one byte when the
+/// text allows), returning the partial output and the removed spans in order.
+/// Spans never overlap or touch, so the partial has exactly as many holes as
+/// spans were cut; fewer are cut when the text is too short.
+///
+/// ```
+/// let mut r = cdiff::rng::SplitMix64::new(1);
+/// let (p, cut) = cdiff::rng::cut_spans(b"[1, 2, 3]", 2, &mut r);
+/// assert_eq!(p.n_holes(), cut.len());
+/// assert_eq!(p.fill(&cut).unwrap(), b"[1, 2, 3]");
+/// ```
+pub fn cut_spans(
+    text: &[u8],
+    holes: usize,
+    rng: &mut SplitMix64,
+) -> (crate::Partial, Vec<Vec<u8>>) {
+    let n = text.len();
+    let max_len = (n / 4).max(1);
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for _ in 0..holes * 8 {
+        if spans.len() == holes || n == 0 {
+            break;
+        }
+        let len = 1 + rng.below(max_len as u64) as usize;
+        if len > n {
+            continue;
+        }
+        let start = rng.below((n - len + 1) as u64) as usize;
+        let (s, e) = (start, start + len);
+        // Keep at least one byte between spans.
+        if spans.iter().all(|&(a, b)| e < a || s > b) {
+            spans.push((s, e));
+        }
+    }
+    spans.sort_unstable();
+    let mut p = crate::Partial::new();
+    let mut cut = Vec::new();
+    let mut pos = 0;
+    for (s, e) in spans {
+        p.push_text(&text[pos..s]);
+        p.push_hole();
+        cut.push(text[s..e].to_vec());
+        pos = e;
+    }
+    p.push_text(&text[pos..]);
+    (p, cut)
+}
