@@ -1,1 +1,20 @@
-fn main() {}
+//! The `cdiff` command-line tool: a thin entry point. Argument parsing and
+//! the commands live in the binary-private `cli` module; errors are mapped to
+//! exit codes here (0: everything ran, 1: a benchmark found a wrong answer,
+//! 2: bad input or a failed check).
+
+mod cli;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match cli::run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) if e.is_reported() => ExitCode::from(e.exit_code()),
+        Err(e) => {
+            eprintln!("cdiff: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

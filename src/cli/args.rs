@@ -1,0 +1,155 @@
+//! Command-line arguments (clap derive). No work is done here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exact context-free constraints for diffusion and infilling language models.
+#[derive(Debug, Parser)]
+#[command(name = "cdiff", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide whether a partial output (text with holes) can be completed to
+    /// a word of the grammar, and show a completion.
+    Check(CheckArgs),
+    /// Show a grammar: terminals, rules, normal form and lexer size.
+    Grammar(GrammarArgs),
+    /// Benchmark the checks on partial outputs cut out of valid documents.
+    Bench(BenchArgs),
+}
+
+/// Arguments of `cdiff check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The grammar, in the Lark dialect.
+    #[arg(long, short = 'g', value_name = "FILE")]
+    pub grammar: PathBuf,
+
+    /// The start rule (default: `start`).
+    #[arg(long, value_name = "RULE")]
+    pub start: Option<String>,
+
+    /// Print one JSON object instead of text for a person.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Check every case of a JSON-lines file: one object per line with a
+    /// "partial" array; the other fields are copied to the output line.
+    #[arg(long, value_name = "CASES.jsonl", conflicts_with = "partial")]
+    pub jsonl: Option<PathBuf>,
+
+    /// Work budget of one check (default: the library's).
+    #[arg(long, value_name = "UNITS")]
+    pub budget: Option<u64>,
+
+    /// The partial output: a JSON array of strings and nulls (null = hole; a
+    /// trailing null leaves the end open). `-` reads standard input.
+    #[arg(value_name = "PARTIAL.json", required_unless_present = "jsonl")]
+    pub partial: Option<PathBuf>,
+}
+
+/// Arguments of `cdiff grammar`.
+#[derive(Debug, Args)]
+pub struct GrammarArgs {
+    /// The grammar, in the Lark dialect.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The start rule (default: `start`).
+    #[arg(long, value_name = "RULE")]
+    pub start: Option<String>,
+}
+
+/// Arguments of `cdiff bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The grammar, in the Lark dialect.
+    #[arg(long, short = 'g', value_name = "FILE")]
+    pub grammar: PathBuf,
+
+    /// The start rule (default: `start`).
+    #[arg(long, value_name = "RULE")]
+    pub start: Option<String>,
+
+    /// The documents: every file of a directory (not recursive), one file, or
+    /// a `.jsonl` file with one JSON string per line. Documents the grammar
+    /// does not accept are skipped.
+    #[arg(long, value_name = "DIR_OR_FILE")]
+    pub docs: PathBuf,
+
+    /// How many spans to cut out of each document: `N` or `LO..HI` (inclusive).
+    #[arg(long, value_name = "LO..HI", default_value = "1..3", value_parser = parse_holes)]
+    pub holes: (usize, usize),
+
+    /// Number of cases.
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    pub samples: usize,
+
+    /// Seed of the pseudo-random choices.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Number of grammar compilations timed (the median is reported).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub compiles: u32,
+
+    /// Work budget of one check (default: the library's).
+    #[arg(long, value_name = "UNITS")]
+    pub budget: Option<u64>,
+
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Most spans one case may cut.
+pub const MAX_HOLES: usize = 64;
+
+/// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
+fn parse_holes(s: &str) -> Result<(usize, usize), String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{t}` is not a number (expected N or LO..HI)"))
+    };
+    let (lo, hi) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.strip_prefix('=').unwrap_or(b))?),
+        None => {
+            let n = num(s)?;
+            (n, n)
+        }
+    };
+    if lo == 0 || lo > hi || hi > MAX_HOLES {
+        return Err(format!("need 1 <= LO <= HI <= {MAX_HOLES}, got {lo}..{hi}"));
+    }
+    Ok((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn holes() {
+        assert_eq!(parse_holes("1..3"), Ok((1, 3)));
+        assert_eq!(parse_holes("2..=2"), Ok((2, 2)));
+        assert_eq!(parse_holes("4"), Ok((4, 4)));
+        assert!(parse_holes("0..2").is_err());
+        assert!(parse_holes("3..1").is_err());
+        assert!(parse_holes("x").is_err());
+        assert!(parse_holes("1..").is_err());
+    }
+}

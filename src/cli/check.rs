@@ -1,0 +1,226 @@
+//! `cdiff check`: one partial output, or a JSON-lines file of cases.
+
+use std::io::{self, BufRead, Read, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use cdiff::recognize::Recognizer;
+use cdiff::{Constraint, Grammar, Partial, Verdict};
+
+use super::args::CheckArgs;
+use super::{compile, config, jsonobj, load_grammar, micros, read_text, CliError};
+
+/// Runs `cdiff check`.
+pub fn run(a: &CheckArgs) -> Result<(), CliError> {
+    let g = load_grammar(&a.grammar, a.start.as_deref())?;
+    let (c, _) = compile(&a.grammar, &g, &config(a.budget))?;
+    let mut checker = Checker {
+        c: &c,
+        g: &g,
+        recognizer: None,
+    };
+    match (&a.jsonl, &a.partial) {
+        (Some(cases), _) => run_jsonl(&mut checker, cases),
+        (None, Some(path)) => {
+            let text = if path == Path::new("-") {
+                let mut s = String::new();
+                io::stdin()
+                    .read_to_string(&mut s)
+                    .map_err(|error| CliError::Read {
+                        path: path.clone(),
+                        error,
+                    })?;
+                s
+            } else {
+                read_text(path)?
+            };
+            let p = Partial::from_json(&text).map_err(|e| CliError::lib(path, e))?;
+            let o = checker.check(&p)?;
+            if let Some(r) = o.recognizer {
+                if r != o.verdict.is_completable() {
+                    warn_disagreement(None, o.verdict.is_completable(), r);
+                }
+            }
+            let mut out = io::stdout().lock();
+            if a.json {
+                let line = jsonobj::rewrite(&[], &o.fields());
+                writeln!(out, "{line}").map_err(CliError::Write)?;
+            } else {
+                write_human(&mut out, &o).map_err(CliError::Write)?;
+            }
+            out.flush().map_err(CliError::Write)
+        }
+        (None, None) => Err(CliError::Input(
+            "give a partial output file or --jsonl CASES.jsonl".into(),
+        )),
+    }
+}
+
+/// A compiled grammar plus the independent recognizer, built on first need.
+struct Checker<'a> {
+    c: &'a Constraint,
+    g: &'a Grammar,
+    /// `None`: not built yet; `Some(None)`: building failed (warned once).
+    recognizer: Option<Option<Recognizer>>,
+}
+
+/// The result of one check.
+struct Outcome {
+    verdict: Verdict,
+    micros: f64,
+    /// The independent recognizer's answer, for partial outputs without holes.
+    recognizer: Option<bool>,
+}
+
+impl Checker<'_> {
+    fn check(&mut self, p: &Partial) -> Result<Outcome, cdiff::Error> {
+        let t = Instant::now();
+        let verdict = self.c.completable(p)?;
+        let micros = micros(t.elapsed());
+        let recognizer = if p.n_holes() == 0 {
+            let text = p.fill(&[])?;
+            self.recognize(&text)
+        } else {
+            None
+        };
+        Ok(Outcome {
+            verdict,
+            micros,
+            recognizer,
+        })
+    }
+
+    /// The recognizer's answer, or `None` (with a warning) if it has none.
+    fn recognize(&mut self, text: &[u8]) -> Option<bool> {
+        let g = self.g;
+        let r = self
+            .recognizer
+            .get_or_insert_with(|| match Recognizer::new(g) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("cdiff: warning: no independent recognizer for this grammar: {e}");
+                    None
+                }
+            })
+            .as_ref()?;
+        match r.accepts(text) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("cdiff: warning: the independent recognizer gave no answer: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Outcome {
+    /// The result fields of the JSON output, in order.
+    fn fields(&self) -> Vec<(&'static str, Value)> {
+        let lossy = |b: &[u8]| Value::from(String::from_utf8_lossy(b).into_owned());
+        let done = self.verdict.completion();
+        let mut f = vec![
+            ("completable", Value::Bool(done.is_some())),
+            (
+                "completion",
+                done.map_or(Value::Null, |d| {
+                    Value::Array(d.fills.iter().map(|x| lossy(x)).collect())
+                }),
+            ),
+            ("text", done.map_or(Value::Null, |d| lossy(&d.text))),
+            ("micros", Value::from(round3(self.micros))),
+        ];
+        if let Some(r) = self.recognizer {
+            f.push(("recognizer", Value::Bool(r)));
+        }
+        f
+    }
+}
+
+/// Rounds to three decimals (nanoseconds, in µs).
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
+    match o.verdict.completion() {
+        Some(d) => {
+            writeln!(out, "completable")?;
+            writeln!(out, "text: {:?}", String::from_utf8_lossy(&d.text))?;
+            for (i, fill) in d.fills.iter().enumerate() {
+                writeln!(out, "hole {}: {:?}", i + 1, String::from_utf8_lossy(fill))?;
+            }
+        }
+        None => writeln!(out, "not completable")?,
+    }
+    if let Some(r) = o.recognizer {
+        let says = if r { "accepts" } else { "rejects" };
+        writeln!(out, "recognizer: {says}")?;
+    }
+    writeln!(out, "checked in {:.1} µs", o.micros)
+}
+
+fn warn_disagreement(line: Option<usize>, engine: bool, recognizer: bool) {
+    let at = line.map_or(String::new(), |n| format!("line {n}: "));
+    let says = |b: bool| if b { "accepts" } else { "rejects" };
+    eprintln!(
+        "cdiff: warning: {at}the engine {} the text but the independent recognizer {} it",
+        says(engine),
+        says(recognizer)
+    );
+}
+
+/// Checks every line of a JSON-lines file (or `-`, standard input).
+fn run_jsonl(checker: &mut Checker<'_>, path: &Path) -> Result<(), CliError> {
+    let read_err = |error| CliError::Read {
+        path: path.to_path_buf(),
+        error,
+    };
+    let mut input: Box<dyn BufRead> = if path == Path::new("-") {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(io::BufReader::new(
+            std::fs::File::open(path).map_err(read_err)?,
+        ))
+    };
+    let mut out = io::stdout().lock();
+    let mut buf = Vec::new();
+    let mut n = 0;
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf).map_err(read_err)? == 0 {
+            return Ok(());
+        }
+        n += 1;
+        let bad = |message: String| CliError::Line {
+            path: path.to_path_buf(),
+            line: n,
+            message,
+        };
+        let line = std::str::from_utf8(&buf).map_err(|_| bad("not valid UTF-8".into()))?;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad("expected a JSON object with a \"partial\" array".into()))?;
+        let partial = obj
+            .get("partial")
+            .ok_or_else(|| bad("no \"partial\" field".into()))?;
+        let p = Partial::from_json_value(partial).map_err(|e| bad(e.to_string()))?;
+        let o = checker.check(&p).map_err(|e| bad(e.to_string()))?;
+        if let Some(r) = o.recognizer {
+            if r != o.verdict.is_completable() {
+                warn_disagreement(Some(n), o.verdict.is_completable(), r);
+            }
+        }
+        let members = jsonobj::members(line)
+            .ok_or_else(|| bad("could not split the object into its fields".into()))?;
+        let text = jsonobj::rewrite(&members, &o.fields());
+        writeln!(out, "{text}").map_err(CliError::Write)?;
+        out.flush().map_err(CliError::Write)?;
+    }
+}

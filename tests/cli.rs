@@ -1,0 +1,345 @@
+//! End-to-end tests of the `cdiff` binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const JSON_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf");
+
+fn cdiff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn cdiff_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A fresh directory for one test under cargo's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Asserts a failed run: exit code 2 and one `cdiff: ...` line on stderr.
+fn assert_fails(o: &Output) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.starts_with("cdiff: "), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "stderr: {err}");
+    assert!(o.stdout.is_empty());
+    err
+}
+
+#[test]
+fn check_completable_json() {
+    let d = temp_dir("completable");
+    let p = write(&d, "p.json", r#"["{\"a\": [1, ", null, "}"]"#);
+    let o = cdiff(&["check", "--grammar", JSON_GRAMMAR, "--json", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["completable"], true);
+    let fills = v["completion"].as_array().unwrap();
+    assert_eq!(fills.len(), 1);
+    let text = v["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        format!("{{\"a\": [1, {}}}", fills[0].as_str().unwrap())
+    );
+    let parsed: Value = serde_json::from_str(text).expect("the completion is JSON");
+    assert!(parsed["a"].is_array());
+    assert!(v["micros"].as_f64().unwrap() >= 0.0);
+    assert!(v.get("recognizer").is_none());
+}
+
+#[test]
+fn check_not_completable_json() {
+    let d = temp_dir("not-completable");
+    // After `{"a"` only `:` may come: the number cannot be part of the key.
+    let p = write(&d, "p.json", r#"["{\"a\" 1", null, "}"]"#);
+    let o = cdiff(&["check", "--grammar", JSON_GRAMMAR, "--json", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["completable"], false);
+    assert_eq!(v["completion"], Value::Null);
+    assert_eq!(v["text"], Value::Null);
+}
+
+#[test]
+fn check_without_holes_runs_the_recognizer() {
+    for (text, expected) in [(r#"["[1, 2]"]"#, true), (r#"["[1, 2"]"#, false)] {
+        let o = cdiff_stdin(&["check", "-g", JSON_GRAMMAR, "--json", "-"], text);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["completable"], expected);
+        assert_eq!(v["recognizer"], expected);
+        assert_eq!(stderr(&o), "", "no disagreement warning");
+    }
+}
+
+#[test]
+fn check_human_output_with_example() {
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/partial.json");
+    let o = cdiff(&["check", "--grammar", JSON_GRAMMAR, example]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().next(), Some("completable"));
+    assert!(
+        out.contains("text: \"{\\\"name\\\": \\\"cdiff\\\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("hole 1: ") && out.contains("hole 2: "),
+        "{out}"
+    );
+    assert!(!out.contains("hole 3"));
+}
+
+#[test]
+fn check_jsonl_copies_fields_in_order() {
+    let d = temp_dir("jsonl");
+    let cases = write(
+        &d,
+        "cases.jsonl",
+        concat!(
+            r#"{"id": "b", "partial": ["[1, ", null, "]"], "meta": {"z": 1, "a": [2]}}"#,
+            "\n\n",
+            r#"{"zzz": 3.50, "partial": ["]", null], "completable": "stale", "aaa": null}"#,
+            "\n",
+            r#"{"partial": ["true"]}"#,
+            "\n",
+        ),
+    );
+    let o = cdiff(&["check", "-g", JSON_GRAMMAR, "--jsonl", &cases]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    // Input fields first and in input order, raw text kept; results after.
+    assert!(
+        lines[0].starts_with(
+            r#"{"id":"b","partial":["[1, ", null, "]"],"meta":{"z": 1, "a": [2]},"completable":true,"#
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1]
+            .starts_with(r#"{"zzz":3.50,"partial":["]", null],"completable":false,"aaa":null,"#),
+        "{}",
+        lines[1]
+    );
+    let v: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v[0]["id"], "b");
+    assert_eq!(v[0]["completion"].as_array().unwrap().len(), 1);
+    assert_eq!(v[1]["completion"], Value::Null);
+    assert_eq!(v[1]["text"], Value::Null);
+    assert_eq!(v[2]["completable"], true);
+    assert_eq!(v[2]["recognizer"], true);
+    assert_eq!(v[2]["text"], "true");
+    for x in &v {
+        assert!(x["micros"].is_number());
+    }
+}
+
+#[test]
+fn check_jsonl_malformed_line() {
+    let d = temp_dir("jsonl-bad");
+    for (body, what) in [
+        (
+            "{\"partial\": [\"1\"]}\n{\"partial\": [1, 2]}\n",
+            "line 2: ",
+        ),
+        (
+            "{\"partial\": [\"1\"]}\n\nnot json\n",
+            "line 3: invalid JSON",
+        ),
+        ("[\"1\"]\n", "line 1: "),
+        ("{\"id\": 1}\n", "line 1: no \"partial\""),
+    ] {
+        let cases = write(&d, "cases.jsonl", body);
+        let o = cdiff(&["check", "-g", JSON_GRAMMAR, "--jsonl", &cases]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr(&o);
+        assert!(err.starts_with("cdiff: ") && err.contains(what), "{err}");
+    }
+}
+
+#[test]
+fn bad_grammar_reports_line_and_column() {
+    let d = temp_dir("bad-grammar");
+    let g = write(&d, "bad.ebnf", "start: value\n\nvalue: \"a\" (\n");
+    let p = write(&d, "p.json", r#"["a"]"#);
+    let err = assert_fails(&cdiff(&["check", "--grammar", &g, &p]));
+    assert!(err.contains("grammar error at "), "{err}");
+    let at = err.split("grammar error at ").nth(1).unwrap();
+    let (line, rest) = at.split_once(':').unwrap();
+    let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    assert!(line.parse::<usize>().is_ok() && !col.is_empty(), "{err}");
+    // The same through the `grammar` command.
+    let err = assert_fails(&cdiff(&["grammar", &g]));
+    assert!(err.contains("grammar error at "), "{err}");
+}
+
+#[test]
+fn missing_files() {
+    let d = temp_dir("missing");
+    let p = write(&d, "p.json", r#"["a"]"#);
+    let missing = d.join("nope.json");
+    let missing = missing.to_str().unwrap();
+    let err = assert_fails(&cdiff(&["check", "--grammar", missing, &p]));
+    assert!(err.contains("nope.json"), "{err}");
+    let err = assert_fails(&cdiff(&["check", "--grammar", JSON_GRAMMAR, missing]));
+    assert!(err.contains("nope.json"), "{err}");
+    assert_fails(&cdiff(&["check", "-g", JSON_GRAMMAR, "--jsonl", missing]));
+    assert_fails(&cdiff(&["grammar", missing]));
+}
+
+#[test]
+fn malformed_partial() {
+    let d = temp_dir("malformed");
+    for body in ["[\"a\", ", "{\"a\": 1}", "[\"a\", 3]", "", "\u{feff}[]"] {
+        let p = write(&d, "p.json", body);
+        let err = assert_fails(&cdiff(&["check", "--grammar", JSON_GRAMMAR, &p]));
+        assert!(err.contains("bad partial output"), "{err}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = cdiff(&["check", "--grammar", JSON_GRAMMAR]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cdiff(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cdiff(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn grammar_command() {
+    let o = cdiff(&["grammar", JSON_GRAMMAR]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        "terminals (",
+        "ignored: WS",
+        "rules (",
+        "normal form: ",
+        "lexer automaton: ",
+        "compiled in ",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    assert!(out.contains("  start: value"), "{out}");
+    let o = cdiff(&["grammar", JSON_GRAMMAR, "--start", "array"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("array: "));
+    assert_fails(&cdiff(&[
+        "grammar",
+        JSON_GRAMMAR,
+        "--start",
+        "no_such_rule",
+    ]));
+}
+
+#[test]
+fn bench_runs() {
+    let d = temp_dir("bench");
+    let docs = d.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    write(
+        &docs,
+        "a.json",
+        r#"{"name": "cdiff", "tags": ["a", "b"], "n": -1.5e3}"#,
+    );
+    write(&docs, "b.json", "[1, 2, [3, {\"x\": null}], true, false]\n");
+    write(&docs, "c.json", "\"just a string\"");
+    write(&docs, "bad.json", "{not json");
+    let docs = docs.to_str().unwrap();
+    let args = [
+        "bench",
+        "-g",
+        JSON_GRAMMAR,
+        "--docs",
+        docs,
+        "--samples",
+        "5",
+        "--seed",
+        "3",
+    ];
+    let o = cdiff(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("3 of 4 accepted"), "{out}");
+    assert!(out.contains("completable  5 of 5"), "{out}");
+
+    let mut json_args = args.to_vec();
+    json_args.extend(["--json", "--holes", "2..3", "--compiles", "2"]);
+    let o = cdiff(&json_args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["samples"], 5);
+    assert_eq!(v["completable"], 5);
+    assert_eq!(v["accepted_documents"], 3);
+    assert!(v["check_micros"]["p99"].is_number());
+    assert!(v["compile_micros"].as_f64().unwrap() > 0.0);
+
+    // No accepted document, bad ranges.
+    let none = temp_dir("bench-none");
+    write(&none, "x.json", "{");
+    assert_fails(&cdiff(&[
+        "bench",
+        "-g",
+        JSON_GRAMMAR,
+        "--docs",
+        none.to_str().unwrap(),
+    ]));
+    let o = cdiff(&[
+        "bench",
+        "-g",
+        JSON_GRAMMAR,
+        "--docs",
+        docs,
+        "--holes",
+        "0..2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
