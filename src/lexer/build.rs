@@ -32,6 +32,11 @@ pub struct Lexer {
     pub(crate) start: u32,
     /// A byte representative per byte class, preferring readable ASCII.
     pub(crate) class_rep: Vec<u8>,
+    /// Words per L-state bitset.
+    pub(crate) words: usize,
+    /// `hole_closure[l * words ..][..words]`: the L-states reachable from `l`
+    /// inside a hole (any bytes, skipped ignored lexemes), `l` included.
+    pub(crate) hole_closure: Vec<u64>,
 }
 
 impl Lexer {
@@ -106,6 +111,8 @@ impl Lexer {
             skippable: vec![false],
             start: 1,
             class_rep,
+            words: 0,
+            hole_closure: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -161,7 +168,61 @@ impl Lexer {
             lx.emit_terms[l] = et;
             lx.skippable[l] = sk;
         }
+        lx.compute_hole_closures();
         Ok(lx)
+    }
+
+    /// Fills `hole_closure` by a fixpoint over the successor graph, visiting
+    /// states in reverse breadth-first order so most states settle in one pass.
+    fn compute_hole_closures(&mut self) {
+        let n = self.states.len();
+        let w = n.div_ceil(64);
+        let k = self.dfa.n_classes;
+        let mut clo = vec![0u64; n * w];
+        for l in 1..n {
+            clo[l * w + l / 64] |= 1 << (l % 64);
+        }
+        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (l, ss) in succ.iter_mut().enumerate().skip(1) {
+            for c in 0..k {
+                let t = self.step[l * k + c];
+                if t != LDEAD {
+                    ss.push(t);
+                }
+            }
+            if self.skippable[l] && self.emit[l] != LDEAD {
+                ss.push(self.emit[l]);
+            }
+            ss.sort_unstable();
+            ss.dedup();
+        }
+        let mut changed = true;
+        let mut tmp = vec![0u64; w];
+        while changed {
+            changed = false;
+            for l in (1..n).rev() {
+                tmp.copy_from_slice(&clo[l * w..(l + 1) * w]);
+                for &t in &succ[l] {
+                    let t = t as usize;
+                    for i in 0..w {
+                        tmp[i] |= clo[t * w + i];
+                    }
+                }
+                if tmp[..] != clo[l * w..(l + 1) * w] {
+                    clo[l * w..(l + 1) * w].copy_from_slice(&tmp);
+                    changed = true;
+                }
+            }
+        }
+        self.words = w;
+        self.hole_closure = clo;
+    }
+
+    /// The hole closure of `l` as a bitset.
+    #[inline]
+    pub(crate) fn hole_closure(&self, l: u32) -> &[u64] {
+        let w = self.words;
+        &self.hole_closure[l as usize * w..(l as usize + 1) * w]
     }
 
     /// Number of states of the lexer automaton.

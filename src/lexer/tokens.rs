@@ -114,22 +114,12 @@ impl TokenDfa {
     }
 
     /// Builds the DFA of `partial` under `lexer`, spending at most `budget`.
-    pub(crate) fn build(
-        lexer: &Lexer,
-        partial: &Partial,
-        budget: &mut Budget,
-        max_states: usize,
-    ) -> Result<TokenDfa> {
+    pub(crate) fn build(lexer: &Lexer, partial: &Partial, budget: &mut Budget, max_states: usize) -> Result<TokenDfa> {
         let layout = Layout::new(partial)?;
-        let mut b = Builder {
-            lx: lexer,
-            layout: &layout,
-            seen: FxSet::default(),
-            stack: Vec::new(),
-        };
+        let mut b = Builder { lx: lexer, layout: &layout, seen: FxSet::default(), stack: Vec::new() };
         let start = b.closure(vec![conf(0, lexer.start)], budget)?;
-        let mut ids: FxMap<Vec<Conf>, u32> = FxMap::default();
-        let mut sets: Vec<Vec<Conf>> = Vec::new();
+        let mut ids: FxMap<ConfSet, u32> = FxMap::default();
+        let mut sets: Vec<ConfSet> = Vec::new();
         ids.insert(start.clone(), 0);
         sets.push(start);
         let mut finals: Vec<bool> = Vec::new();
@@ -142,14 +132,10 @@ impl TokenDfa {
             let set = std::mem::take(&mut sets[head]);
             head += 1;
             let mut fin = false;
-            for &c in &set {
-                let (p, l) = unpack(c);
-                if p == end && lexer.is_fresh(l) {
-                    fin = true;
-                }
+            let emit_from = |p: u32, l: u32, touched: &mut Vec<u32>, buckets: &mut Vec<Vec<Conf>>| {
                 let e = lexer.emit[l as usize];
                 if e == LDEAD {
-                    continue;
+                    return;
                 }
                 for &t in lexer.emits(l) {
                     let bk = &mut buckets[t as usize];
@@ -158,11 +144,25 @@ impl TokenDfa {
                     }
                     bk.push(conf(p, e));
                 }
+            };
+            for &c in &set.chunk {
+                let (p, l) = unpack(c);
+                if p == end && lexer.is_fresh(l) {
+                    fin = true;
+                }
+                emit_from(p, l, &mut touched, &mut buckets);
+            }
+            for (p, bits) in &set.holes {
+                for l in ones(bits) {
+                    emit_from(*p, l, &mut touched, &mut buckets);
+                }
             }
             touched.sort_unstable();
             let mut out = Vec::with_capacity(touched.len());
             for &t in &touched {
-                let seeds = std::mem::take(&mut buckets[t as usize]);
+                let mut seeds = std::mem::take(&mut buckets[t as usize]);
+                seeds.sort_unstable();
+                seeds.dedup();
                 let next = b.closure(seeds, budget)?;
                 if next.is_empty() {
                     continue;
@@ -192,6 +192,37 @@ impl TokenDfa {
     }
 }
 
+/// A state of the subset construction: configurations in chunks (and at the
+/// end), listed; configurations inside holes, as one L-state bitset per hole.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct ConfSet {
+    /// Sorted chunk configurations that can emit or are final.
+    chunk: Vec<Conf>,
+    /// `(hole position, bitset of L-states)`, sorted by position.
+    holes: Vec<(u32, Vec<u64>)>,
+}
+
+impl ConfSet {
+    fn is_empty(&self) -> bool {
+        self.chunk.is_empty() && self.holes.is_empty()
+    }
+}
+
+/// The indices of the set bits of `bits`, ascending.
+fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    bits.iter().enumerate().flat_map(|(i, &w)| {
+        let mut w = w;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros();
+            w &= w - 1;
+            Some(i as u32 * 64 + b)
+        })
+    })
+}
+
 struct Builder<'a> {
     lx: &'a Lexer,
     layout: &'a Layout,
@@ -201,61 +232,67 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     /// ε-closure: byte steps (forced in chunks, free in holes), hole exits and
-    /// skips of ignored lexemes. Returns the sorted set.
-    fn closure(&mut self, seeds: Vec<Conf>, budget: &mut Budget) -> Result<Vec<Conf>> {
+    /// skips of ignored lexemes. Inside a hole, the precomputed hole closure of
+    /// each entering L-state is or-ed into the hole's bitset at once.
+    fn closure(&mut self, seeds: Vec<Conf>, budget: &mut Budget) -> Result<ConfSet> {
         let lx = self.lx;
-        let kind = &self.layout.kind;
         let end = self.layout.end();
+        let w = lx.words;
         self.seen.clear();
         self.stack.clear();
-        let mut out = Vec::new();
-        for c in seeds {
-            if self.seen.insert(c) {
-                self.stack.push(c);
-            }
-        }
-        let k = lx.n_classes();
+        let mut holes: Vec<(u32, Vec<u64>)> = Vec::new();
+        let mut chunk = Vec::new();
+        self.stack.extend(seeds.iter().rev());
+        let mut fresh_bits: Vec<u64> = vec![0; w];
         while let Some(c) = self.stack.pop() {
             budget.spend(1)?;
-            out.push(c);
             let (p, l) = unpack(c);
-            let push = |seen: &mut FxSet<Conf>, stack: &mut Vec<Conf>, n: Conf| {
-                if seen.insert(n) {
-                    stack.push(n);
+            if p < end && self.layout.is_hole(p) {
+                let hi = match holes.iter().position(|h| h.0 == p) {
+                    Some(i) => i,
+                    None => {
+                        holes.push((p, vec![0; w]));
+                        holes.len() - 1
+                    }
+                };
+                let bits = &mut holes[hi].1;
+                if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
+                    continue;
                 }
-            };
+                let clo = lx.hole_closure(l);
+                for i in 0..w {
+                    fresh_bits[i] = clo[i] & !bits[i];
+                    bits[i] |= clo[i];
+                }
+                budget.spend(w as u64)?;
+                // Every newly reached state may leave the hole.
+                for l2 in ones(&fresh_bits) {
+                    self.stack.push(conf(p + 1, l2));
+                }
+                continue;
+            }
+            if !self.seen.insert(c) {
+                continue;
+            }
+            chunk.push(c);
             if p < end {
-                let kd = kind[p as usize];
-                if kd == HOLE {
-                    for cl in 0..k {
-                        let n = lx.next_class(l, cl);
-                        if n != LDEAD {
-                            push(&mut self.seen, &mut self.stack, conf(p, n));
-                        }
-                    }
-                    push(&mut self.seen, &mut self.stack, conf(p + 1, l));
-                } else {
-                    let n = lx.next(l, kd as u8);
-                    if n != LDEAD {
-                        push(&mut self.seen, &mut self.stack, conf(p + 1, n));
-                    }
+                let n = lx.next(l, self.layout.byte(p));
+                if n != LDEAD {
+                    self.stack.push(conf(p + 1, n));
                 }
             }
             if lx.skippable[l as usize] {
-                push(
-                    &mut self.seen,
-                    &mut self.stack,
-                    conf(p, lx.emit[l as usize]),
-                );
+                self.stack.push(conf(p, lx.emit[l as usize]));
             }
         }
-        // Configurations that can neither emit nor move on are useless, except at the end.
-        out.retain(|&c| {
+        // Chunk configurations that can neither emit nor end are useless.
+        chunk.retain(|&c| {
             let (p, l) = unpack(c);
             lx.emit[l as usize] != LDEAD || (p == end && lx.is_fresh(l))
         });
-        out.sort_unstable();
-        Ok(out)
+        chunk.sort_unstable();
+        holes.sort_unstable_by_key(|h| h.0);
+        Ok(ConfSet { chunk, holes })
     }
 }
 
