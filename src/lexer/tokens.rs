@@ -119,6 +119,9 @@ impl TokenDfa {
         let mut b = Builder { lx: lexer, layout: &layout, seen: FxSet::default(), stack: Vec::new() };
         let start = b.closure(vec![conf(0, lexer.start)], budget)?;
         let mut ids: FxMap<ConfSet, u32> = FxMap::default();
+        // Different DFA states often emit into the same seeds (notably in
+        // holes): remember the state each seed list closed into.
+        let mut by_seeds: FxMap<Vec<Conf>, u32> = FxMap::default();
         let mut sets: Vec<ConfSet> = Vec::new();
         ids.insert(start.clone(), 0);
         sets.push(start);
@@ -163,7 +166,11 @@ impl TokenDfa {
                 let mut seeds = std::mem::take(&mut buckets[t as usize]);
                 seeds.sort_unstable();
                 seeds.dedup();
-                let next = b.closure(seeds, budget)?;
+                if let Some(&id) = by_seeds.get(&seeds) {
+                    out.push((t, id));
+                    continue;
+                }
+                let next = b.closure(seeds.clone(), budget)?;
                 if next.is_empty() {
                     continue;
                 }
@@ -182,6 +189,7 @@ impl TokenDfa {
                         id
                     }
                 };
+                by_seeds.insert(seeds, id);
                 out.push((t, id));
             }
             touched.clear();
