@@ -157,7 +157,7 @@ impl Constraint {
             &mut budget,
             self.config.partial_states,
         )?;
-        Ok(self.search.witness(&dfa, &mut budget)?.is_some())
+        self.search.check(&dfa, &mut budget)
     }
 
     /// Decides whether `partial` is completable and, if so, returns a completion.

@@ -6,8 +6,10 @@
 //! 1. **Expansion** of each rule's [`Expr`] tree into plain BNF. Nested
 //!    alternations, `Opt`, `Star` and `Plus` get fresh nonterminals named after
 //!    their rule (`value__opt3`, `array__star4`, ...); structurally identical
-//!    ones are shared. Repetition is **right-recursive**: `x*` becomes
-//!    `S → ε | x S` and `x+` becomes `P → x | x P`.
+//!    ones are shared. Repetition is **left-recursive**: `x*` becomes
+//!    `S → ε | S x` and `x+` becomes `P → x | P x`, which keeps the
+//!    top-down-filtered emptiness search linear on long lists (a
+//!    right-recursive list completes at every element boundary).
 //! 2. Removal of **non-generating** and then **unreachable** nonterminals. A
 //!    non-generating start symbol is an error ("the grammar's language is
 //!    empty").
@@ -213,16 +215,16 @@ impl Lower<'_> {
             2 => {
                 rhs.push(Vec::new());
                 for x in &key.1 {
-                    let mut s = x.clone();
-                    s.push(me);
+                    let mut s = vec![me];
+                    s.extend(x.iter().cloned());
                     rhs.push(s);
                 }
             }
             _ => {
                 for x in &key.1 {
                     rhs.push(x.clone());
-                    let mut s = x.clone();
-                    s.push(me);
+                    let mut s = vec![me];
+                    s.extend(x.iter().cloned());
                     rhs.push(s);
                 }
             }

@@ -1,0 +1,206 @@
+//! Phase 2: a shortest witness, by Knuth's generalisation of Dijkstra's
+//! algorithm over the triples phase 1 found.
+//!
+//! Triples are finalised in order of the length of their shortest yield with a
+//! bucket queue (costs are small integers that never decrease along the
+//! search), each recording the production and split point that gave its
+//! minimum; only triples completed in phase 1 (and terminal edges) are ever
+//! offered, so this phase costs about as much as phase 1 did.
+
+use super::earley::Chart;
+use super::{key, side, unkey, Intersector};
+use crate::budget::Budget;
+use crate::error::Result;
+use crate::hash::FxMap;
+use crate::lexer::TokenDfa;
+
+const NIL: u32 = u32::MAX;
+
+/// Why a triple is generating.
+#[derive(Clone, Copy, Debug)]
+enum Reason {
+    /// A DFA edge labelled by the terminal.
+    Edge,
+    /// `A → X`, or `A → X Y` / `A → Y X` with `Y` nullable: the child `X`.
+    Unit(u32),
+    /// `A → X Y` split at the middle state.
+    Bin(u32, u32, u32),
+}
+
+/// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart.
+pub(crate) fn witness(
+    g: &Intersector,
+    dfa: &TokenDfa,
+    chart: &Chart,
+    budget: &mut Budget,
+) -> Result<Option<Vec<u32>>> {
+    let mut queue = Queue::default();
+    let mut adj = Adjacency::default();
+    let goal = |k: u64| -> bool {
+        let (p, x, q) = unkey(k);
+        x == g.start && p == dfa.start && dfa.finals[q as usize]
+    };
+    let allowed = |k: u64| -> bool {
+        let (_, x, _) = unkey(k);
+        x < g.n_terms || chart.done.contains(&k)
+    };
+    for (p, es) in dfa.edges.iter().enumerate() {
+        for &(t, q) in es {
+            queue.offer(key(p as u32, t, q), 1, Reason::Edge);
+        }
+    }
+    let mut done: Option<u64> = None;
+    while let Some((k, c)) = queue.pop() {
+        budget.spend(1)?;
+        if goal(k) {
+            done = Some(k);
+            break;
+        }
+        let (p, x, q) = unkey(k);
+        adj.insert(p, x, q, c);
+        for &a in &g.by_unit[x as usize] {
+            let nk = key(p, a, q);
+            if allowed(nk) {
+                queue.offer(nk, c, Reason::Unit(x));
+            }
+        }
+        for &(a, y) in &g.by_left[x as usize] {
+            let mut i = adj.right.get(&side(q, y)).copied().unwrap_or(NIL);
+            while i != NIL {
+                budget.spend(1)?;
+                let (r, c2, next) = adj.arena[i as usize];
+                let nk = key(p, a, r);
+                if allowed(nk) {
+                    queue.offer(nk, c + c2, Reason::Bin(x, y, q));
+                }
+                i = next;
+            }
+        }
+        for &(a, w) in &g.by_right[x as usize] {
+            let mut i = adj.left.get(&side(p, w)).copied().unwrap_or(NIL);
+            while i != NIL {
+                budget.spend(1)?;
+                let (o, c2, next) = adj.arena[i as usize];
+                let nk = key(o, a, q);
+                if allowed(nk) {
+                    queue.offer(nk, c + c2, Reason::Bin(w, x, p));
+                }
+                i = next;
+            }
+        }
+    }
+    let Some(goal_key) = done else {
+        return Ok(None);
+    };
+    // Expand the derivation, left to right.
+    let mut word = Vec::new();
+    let mut stack = vec![goal_key];
+    while let Some(k) = stack.pop() {
+        budget.spend(1)?;
+        let (p, x, q) = unkey(k);
+        let idx = queue.index[&k] as usize;
+        match queue.entries[idx].reason {
+            Reason::Edge => word.push(x),
+            Reason::Unit(y) => stack.push(key(p, y, q)),
+            Reason::Bin(y, z, m) => {
+                stack.push(key(m, z, q));
+                stack.push(key(p, y, m));
+            }
+        }
+    }
+    debug_assert!(word.iter().all(|&t| t < g.n_terms));
+    Ok(Some(word))
+}
+
+/// One triple of the search.
+struct Entry {
+    key: u64,
+    cost: u32,
+    reason: Reason,
+    done: bool,
+}
+
+/// Knuth's generalisation of Dijkstra's algorithm: triples are finalised in
+/// order of the length of their shortest yield, using a bucket queue (costs
+/// are small integers and never decrease along the search), so the witness is
+/// a shortest word and each finalisation is O(1).
+#[derive(Default)]
+struct Queue {
+    index: FxMap<u64, u32>,
+    entries: Vec<Entry>,
+    /// Bucket queue of entry indices by cost.
+    buckets: Vec<Vec<u32>>,
+    current: usize,
+}
+
+impl Queue {
+    /// Offers a derivation of `k` with yield length `cost`.
+    #[inline]
+    fn offer(&mut self, k: u64, cost: u32, why: Reason) {
+        let idx = match self.index.get(&k) {
+            Some(&i) => {
+                let e = &mut self.entries[i as usize];
+                if e.done || e.cost <= cost {
+                    return;
+                }
+                e.cost = cost;
+                e.reason = why;
+                i
+            }
+            None => {
+                let i = self.entries.len() as u32;
+                self.index.insert(k, i);
+                self.entries.push(Entry {
+                    key: k,
+                    cost,
+                    reason: why,
+                    done: false,
+                });
+                i
+            }
+        };
+        let c = cost as usize;
+        if self.buckets.len() <= c {
+            self.buckets.resize_with(c + 1, Vec::new);
+        }
+        self.buckets[c].push(idx);
+    }
+
+    /// Finalises and returns the cheapest pending triple and its cost.
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        while self.current < self.buckets.len() {
+            while let Some(i) = self.buckets[self.current].pop() {
+                let e = &mut self.entries[i as usize];
+                if e.done || e.cost as usize != self.current {
+                    continue; // stale
+                }
+                e.done = true;
+                return Some((e.key, e.cost));
+            }
+            self.current += 1;
+        }
+        None
+    }
+}
+
+/// Finalised triples as linked lists in one arena, per `(p, X)` to the right
+/// and per `(q, X)` to the left: no allocation per key.
+#[derive(Default)]
+struct Adjacency {
+    right: FxMap<u64, u32>,
+    left: FxMap<u64, u32>,
+    /// `(other state, cost, next)`.
+    arena: Vec<(u32, u32, u32)>,
+}
+
+impl Adjacency {
+    fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) {
+        let n = self.arena.len() as u32;
+        let r = self.right.entry(side(p, x)).or_insert(NIL);
+        self.arena.push((q, cost, *r));
+        *r = n;
+        let l = self.left.entry(side(q, x)).or_insert(NIL);
+        self.arena.push((p, cost, *l));
+        *l = n + 1;
+    }
+}
