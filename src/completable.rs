@@ -4,7 +4,7 @@ use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
 use crate::intersect::Intersector;
-use crate::lexer::{fills_for, Lexer, TokenDfa, DEFAULT_LEXER_LIMIT};
+use crate::lexer::{fills_for, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
 /// Limits for compiling and checking. Separate from [`Constraint`] so one
@@ -135,9 +135,9 @@ impl Constraint {
     /// # Errors
     /// [`ErrorKind::Budget`](crate::ErrorKind::Budget) or
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
-    pub fn token_dfa(&self, partial: &Partial) -> Result<TokenDfa> {
+    pub fn token_nfa(&self, partial: &Partial) -> Result<TokenNfa> {
         let mut budget = Budget::new(self.config.budget, "lexing the partial output");
-        TokenDfa::build(
+        TokenNfa::build(
             &self.lexer,
             partial,
             &mut budget,
@@ -151,7 +151,7 @@ impl Constraint {
     /// As [`Constraint::completable`].
     pub fn check(&self, partial: &Partial) -> Result<bool> {
         let mut budget = Budget::new(self.config.budget, "the completability check");
-        let dfa = TokenDfa::build(
+        let dfa = TokenNfa::build(
             &self.lexer,
             partial,
             &mut budget,
@@ -179,7 +179,7 @@ impl Constraint {
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
         let mut budget = Budget::new(self.config.budget, "the completability check");
-        let dfa = TokenDfa::build(
+        let dfa = TokenNfa::build(
             &self.lexer,
             partial,
             &mut budget,

@@ -13,7 +13,7 @@ use super::{key, side, Intersector};
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
-use crate::lexer::TokenDfa;
+use crate::lexer::TokenNfa;
 
 const NIL: u32 = u32::MAX;
 
@@ -42,7 +42,7 @@ fn unitem(it: u64) -> (u32, u32, u32, u32) {
 
 struct Earley<'a> {
     g: &'a Intersector,
-    dfa: &'a TokenDfa,
+    dfa: &'a TokenNfa,
     items: FxSet<u64>,
     work: Vec<u64>,
     predicted: FxSet<u64>,
@@ -59,7 +59,7 @@ struct Earley<'a> {
 }
 
 /// Runs phase 1 until the goal completes or the fixpoint is reached.
-pub(crate) fn search(g: &Intersector, dfa: &TokenDfa, budget: &mut Budget) -> Result<Chart> {
+pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Result<Chart> {
     let mut e = Earley {
         g,
         dfa,

@@ -34,7 +34,7 @@ mod shortest;
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
-use crate::lexer::TokenDfa;
+use crate::lexer::TokenNfa;
 
 /// A grammar indexed for the emptiness search. Built once per grammar.
 #[derive(Clone, Debug)]
@@ -156,7 +156,7 @@ impl Intersector {
         }
     }
 
-    fn check_sizes(&self, dfa: &TokenDfa) -> Result<()> {
+    fn check_sizes(&self, dfa: &TokenNfa) -> Result<()> {
         if dfa.len() as u64 > MASK
             || self.n_syms as u64 >= (1 << 22)
             || self.prods.len() >= (1 << 20)
@@ -175,7 +175,7 @@ impl Intersector {
     /// [`ErrorKind::Budget`] when `budget` runs out; [`ErrorKind::SizeLimit`]
     /// for a DFA with more than 2²¹ states or a grammar with more than 2²²
     /// symbols or 2²⁰ productions.
-    pub(crate) fn check(&self, dfa: &TokenDfa, budget: &mut Budget) -> Result<bool> {
+    pub(crate) fn check(&self, dfa: &TokenNfa, budget: &mut Budget) -> Result<bool> {
         if dfa.is_empty() {
             return Ok(false);
         }
@@ -191,7 +191,7 @@ impl Intersector {
     ///
     /// # Errors
     /// As [`Intersector::check`].
-    pub(crate) fn witness(&self, dfa: &TokenDfa, budget: &mut Budget) -> Result<Option<Vec<u32>>> {
+    pub(crate) fn witness(&self, dfa: &TokenNfa, budget: &mut Budget) -> Result<Option<Vec<u32>>> {
         if dfa.is_empty() {
             return Ok(None);
         }

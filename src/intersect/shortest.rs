@@ -12,7 +12,7 @@ use super::{key, side, unkey, Intersector};
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::hash::FxMap;
-use crate::lexer::TokenDfa;
+use crate::lexer::TokenNfa;
 
 const NIL: u32 = u32::MAX;
 
@@ -30,7 +30,7 @@ enum Reason {
 /// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart.
 pub(crate) fn witness(
     g: &Intersector,
-    dfa: &TokenDfa,
+    dfa: &TokenNfa,
     chart: &Chart,
     budget: &mut Budget,
 ) -> Result<Option<Vec<u32>>> {

@@ -30,7 +30,7 @@
 //! (`123□789` may be one integer because `L` simply keeps reading), word
 //! boundaries, ignored terminals — with no enumeration of combinations. It is
 //! determinised by the subset construction directly over configurations and
-//! minimised ([`TokenDfa`]). Cost: linear in the text times the number of live
+//! minimised ([`TokenNfa`]). Cost: linear in the text times the number of live
 //! configurations per position (small in practice), plus the hole closures.
 
 mod build;
@@ -38,5 +38,5 @@ mod tokens;
 mod witness;
 
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
-pub use tokens::TokenDfa;
+pub use tokens::TokenNfa;
 pub(crate) use witness::fills_for;

@@ -1,7 +1,6 @@
-//! The DFA over terminals of a partial output (see the module docs).
+//! The automaton over terminals of a partial output (see the module docs).
 
 use super::build::{Lexer, LDEAD};
-use crate::automata::minimize::hopcroft;
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{FxMap, FxSet};
@@ -71,23 +70,33 @@ fn unpack(c: Conf) -> (u32, u32) {
     ((c >> 32) as u32, c as u32)
 }
 
-/// A trimmed, minimal DFA over terminals: exactly the terminal sequences that
-/// some fill of the holes lexes to (by maximal munch).
+/// An automaton over terminals: exactly the terminal sequences that some fill
+/// of the holes lexes to (by maximal munch).
 ///
-/// States are numbered breadth-first from the start (edges in terminal
-/// order), so the DFA is canonical. Every state is reachable and can reach a
-/// final state; an empty language has no states at all.
+/// The subset construction runs over configurations `(position, lexer
+/// state)` with one twist: a closure that reaches both chunk configurations
+/// and a hole yields *separate* states — the chunk part (a set of
+/// configurations, determinised within its chunk) and, per hole, the set of
+/// lexer states inside it (a hole is a small DFA of lexer-state sets). Merging
+/// them, as a plain subset construction does, makes every state after a hole
+/// carry all alignments of the following chunk that the hole could produce (a
+/// KMP-style set per state: quadratic on repetitive text). Kept apart, each
+/// chunk stays a chain and the automaton stays linear in the input; it is
+/// deterministic except where a hole may end. The automaton is trimmed (every
+/// state reachable and co-reachable; an empty language has no states) and
+/// numbered breadth-first from a single start with edges in terminal order,
+/// so it is canonical for a partial output and grammar.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenDfa {
+pub struct TokenNfa {
     /// Start state (meaningless if `is_empty()`).
     pub start: u32,
     /// Per state: whether it is final.
     pub finals: Vec<bool>,
-    /// Per state: outgoing `(terminal, target)` edges sorted by terminal.
+    /// Per state: outgoing `(terminal, target)` edges, sorted.
     pub edges: Vec<Vec<(u32, u32)>>,
 }
 
-impl TokenDfa {
+impl TokenNfa {
     /// Number of states.
     pub fn len(&self) -> usize {
         self.finals.len()
@@ -98,133 +107,272 @@ impl TokenDfa {
         self.finals.is_empty()
     }
 
-    /// Whether the DFA accepts the terminal sequence `word`.
+    /// Number of edges.
+    pub fn n_edges(&self) -> usize {
+        self.edges.iter().map(Vec::len).sum()
+    }
+
+    /// Whether the automaton accepts the terminal sequence `word`.
     pub fn accepts(&self, word: &[u32]) -> bool {
         if self.is_empty() {
             return false;
         }
-        let mut s = self.start as usize;
+        let mut cur = vec![self.start];
         for &t in word {
-            match self.edges[s].binary_search_by_key(&t, |e| e.0) {
-                Ok(i) => s = self.edges[s][i].1 as usize,
-                Err(_) => return false,
+            let mut next: Vec<u32> = Vec::new();
+            for &s in &cur {
+                let es = &self.edges[s as usize];
+                let from = es.partition_point(|e| e.0 < t);
+                next.extend(es[from..].iter().take_while(|e| e.0 == t).map(|e| e.1));
             }
+            next.sort_unstable();
+            next.dedup();
+            if next.is_empty() {
+                return false;
+            }
+            cur = next;
         }
-        self.finals[s]
+        cur.iter().any(|&s| self.finals[s as usize])
     }
 
-    /// Builds the DFA of `partial` under `lexer`, spending at most `budget`.
+    /// Builds the automaton of `partial` under `lexer`, spending at most `budget`.
     pub(crate) fn build(
         lexer: &Lexer,
         partial: &Partial,
         budget: &mut Budget,
         max_states: usize,
-    ) -> Result<TokenDfa> {
+    ) -> Result<TokenNfa> {
         let layout = Layout::new(partial)?;
+        let end = layout.end();
         let mut b = Builder {
             lx: lexer,
             layout: &layout,
             seen: FxSet::default(),
             stack: Vec::new(),
         };
-        let start = b.closure(vec![conf(0, lexer.start)], budget)?;
-        let mut ids: FxMap<ConfSet, u32> = FxMap::default();
-        // Different DFA states often emit into the same seeds (notably in
-        // holes): remember the state each seed list closed into.
-        let mut by_seeds: FxMap<Vec<Conf>, u32> = FxMap::default();
-        let mut sets: Vec<ConfSet> = Vec::new();
-        ids.insert(start.clone(), 0);
-        sets.push(start);
+        let mut nodes = Nodes::default();
+        // Node 0: a virtual start whose edges are those of the start closure's states.
+        nodes.kinds.push(Node::Start);
+        let start_set = b.closure(vec![conf(0, lexer.start)], budget)?;
+        let start_targets = nodes.intern_set(start_set, max_states)?;
+        let mut em = Emitter {
+            memo: FxMap::default(),
+            buckets: vec![Vec::new(); lexer.n_terms],
+            touched: Vec::new(),
+        };
         let mut finals: Vec<bool> = Vec::new();
         let mut edges: Vec<Vec<(u32, u32)>> = Vec::new();
-        let mut buckets: Vec<Vec<Conf>> = vec![Vec::new(); lexer.n_terms];
-        let mut touched: Vec<u32> = Vec::new();
-        let end = layout.end();
         let mut head = 0;
-        while head < sets.len() {
-            let set = std::mem::take(&mut sets[head]);
+        while head < nodes.kinds.len() {
+            let id = head;
             head += 1;
+            budget.spend(1)?;
             let mut fin = false;
-            let emit_from =
-                |p: u32, l: u32, touched: &mut Vec<u32>, buckets: &mut Vec<Vec<Conf>>| {
-                    let e = lexer.emit[l as usize];
-                    if e == LDEAD {
-                        return;
+            let kind = nodes.kinds[id].clone();
+            match &kind {
+                Node::Start => {}
+                Node::Chunk(set) => {
+                    for &c in set {
+                        let (p, l) = unpack(c);
+                        fin |= p == end && lexer.is_fresh(l);
+                        em.emit(lexer, p, l);
                     }
-                    for &t in lexer.emits(l) {
-                        let bk = &mut buckets[t as usize];
-                        if bk.is_empty() {
-                            touched.push(t);
-                        }
-                        bk.push(conf(p, e));
-                    }
-                };
-            for &c in &set.chunk {
-                let (p, l) = unpack(c);
-                if p == end && lexer.is_fresh(l) {
-                    fin = true;
                 }
-                emit_from(p, l, &mut touched, &mut buckets);
-            }
-            for (p, bits) in &set.holes {
-                for l in ones(bits) {
-                    emit_from(*p, l, &mut touched, &mut buckets);
+                Node::Hole(p, bits) => {
+                    for l in ones(bits) {
+                        em.emit(lexer, *p, l);
+                    }
                 }
             }
-            touched.sort_unstable();
-            let mut out = Vec::with_capacity(touched.len());
-            for &t in &touched {
-                let mut seeds = std::mem::take(&mut buckets[t as usize]);
-                seeds.sort_unstable();
-                seeds.dedup();
-                if let Some(&id) = by_seeds.get(&seeds) {
-                    out.push((t, id));
-                    continue;
-                }
-                let next = b.closure(seeds.clone(), budget)?;
-                if next.is_empty() {
-                    continue;
-                }
-                let id = match ids.get(&next) {
-                    Some(&id) => id,
-                    None => {
-                        if ids.len() >= max_states {
-                            return Err(Error::new(
-                                ErrorKind::SizeLimit,
-                                format!("the partial output's terminal DFA needs more than {max_states} states"),
-                            ));
-                        }
-                        let id = ids.len() as u32;
-                        ids.insert(next.clone(), id);
-                        sets.push(next);
-                        id
-                    }
-                };
-                by_seeds.insert(seeds, id);
-                out.push((t, id));
-            }
-            touched.clear();
+            let out = em.close(&mut b, &mut nodes, budget, max_states)?;
             finals.push(fin);
             edges.push(out);
         }
-        Ok(minimize(lexer.n_terms, 0, &finals, &edges))
+        // The virtual start: union of the start closure's states.
+        let mut start_edges: Vec<(u32, u32)> = Vec::new();
+        let mut start_final = false;
+        for &n in &start_targets {
+            start_edges.extend_from_slice(&edges[n as usize]);
+            start_final |= finals[n as usize];
+        }
+        start_edges.sort_unstable();
+        start_edges.dedup();
+        edges[0] = start_edges;
+        finals[0] = start_final;
+        Ok(trim(&finals, &edges))
     }
 }
 
-/// A state of the subset construction: configurations in chunks (and at the
-/// end), listed; configurations inside holes, as one L-state bitset per hole.
+/// Collects, per terminal, the configurations an emission leads to, then
+/// closes them into target states (memoised by seed list: different states
+/// often emit into the same seeds, notably in holes).
+struct Emitter {
+    memo: FxMap<Vec<Conf>, Vec<u32>>,
+    buckets: Vec<Vec<Conf>>,
+    touched: Vec<u32>,
+}
+
+impl Emitter {
+    /// Ends the lexeme of configuration `(p, l)`, if it can end.
+    fn emit(&mut self, lexer: &Lexer, p: u32, l: u32) {
+        let e = lexer.emit[l as usize];
+        if e == LDEAD {
+            return;
+        }
+        for &t in lexer.emits(l) {
+            let bk = &mut self.buckets[t as usize];
+            if bk.is_empty() {
+                self.touched.push(t);
+            }
+            bk.push(conf(p, e));
+        }
+    }
+
+    /// Closes every bucket; returns the sorted edges to the target states.
+    fn close(
+        &mut self,
+        b: &mut Builder<'_>,
+        nodes: &mut Nodes,
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<Vec<(u32, u32)>> {
+        self.touched.sort_unstable();
+        let mut out = Vec::new();
+        for i in 0..self.touched.len() {
+            let t = self.touched[i];
+            let mut seeds = std::mem::take(&mut self.buckets[t as usize]);
+            seeds.sort_unstable();
+            seeds.dedup();
+            if let Some(targets) = self.memo.get(&seeds) {
+                out.extend(targets.iter().map(|&n| (t, n)));
+                continue;
+            }
+            let set = b.closure(seeds.clone(), budget)?;
+            let targets = nodes.intern_set(set, max_states)?;
+            out.extend(targets.iter().map(|&n| (t, n)));
+            self.memo.insert(seeds, targets);
+        }
+        self.touched.clear();
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// A state of the token automaton before trimming.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Node {
+    /// The virtual start.
+    Start,
+    /// A set of chunk configurations (determinised within the chunk).
+    Chunk(Vec<Conf>),
+    /// A hole position and a closed set of lexer states.
+    Hole(u32, Vec<u64>),
+}
+
+#[derive(Default)]
+struct Nodes {
+    kinds: Vec<Node>,
+    ids: FxMap<Node, u32>,
+}
+
+impl Nodes {
+    fn intern(&mut self, n: Node, max_states: usize) -> Result<u32> {
+        if let Some(&id) = self.ids.get(&n) {
+            return Ok(id);
+        }
+        if self.kinds.len() >= max_states {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!(
+                    "the partial output's terminal automaton needs more than {max_states} states"
+                ),
+            ));
+        }
+        let id = self.kinds.len() as u32;
+        self.ids.insert(n.clone(), id);
+        self.kinds.push(n);
+        Ok(id)
+    }
+
+    /// The states of a closure: its chunk part (if any) and each hole part.
+    fn intern_set(&mut self, set: ConfSet, max_states: usize) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(1 + set.holes.len());
+        if !set.chunk.is_empty() {
+            out.push(self.intern(Node::Chunk(set.chunk), max_states)?);
+        }
+        for (p, bits) in set.holes {
+            out.push(self.intern(Node::Hole(p, bits), max_states)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Keeps the states reachable from 0 that can reach a final state,
+/// renumbered breadth-first.
+fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
+    let n = finals.len();
+    let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (s, es) in edges.iter().enumerate() {
+        for &(_, d) in es {
+            rev[d as usize].push(s as u32);
+        }
+    }
+    let mut alive = finals.to_vec();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&s| finals[s as usize]).collect();
+    while let Some(s) = stack.pop() {
+        for &r in &rev[s as usize] {
+            if !alive[r as usize] {
+                alive[r as usize] = true;
+                stack.push(r);
+            }
+        }
+    }
+    if n == 0 || !alive[0] {
+        return TokenNfa {
+            start: 0,
+            finals: Vec::new(),
+            edges: Vec::new(),
+        };
+    }
+    let mut new_id = vec![u32::MAX; n];
+    new_id[0] = 0;
+    let mut order = vec![0u32];
+    let mut head = 0;
+    let mut out_edges = Vec::new();
+    let mut out_finals = Vec::new();
+    while head < order.len() {
+        let s = order[head] as usize;
+        head += 1;
+        let mut es = Vec::new();
+        for &(t, d) in &edges[s] {
+            if !alive[d as usize] {
+                continue;
+            }
+            if new_id[d as usize] == u32::MAX {
+                new_id[d as usize] = order.len() as u32;
+                order.push(d);
+            }
+            es.push((t, new_id[d as usize]));
+        }
+        out_edges.push(es);
+        out_finals.push(finals[s]);
+    }
+    TokenNfa {
+        start: 0,
+        finals: out_finals,
+        edges: out_edges,
+    }
+}
+
+/// A closure: configurations in chunks (and at the end), listed;
+/// configurations inside holes, as one lexer-state bitset per hole.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct ConfSet {
     /// Sorted chunk configurations that can emit or are final.
     chunk: Vec<Conf>,
     /// `(hole position, bitset of L-states)`, sorted by position.
     holes: Vec<(u32, Vec<u64>)>,
-}
-
-impl ConfSet {
-    fn is_empty(&self) -> bool {
-        self.chunk.is_empty() && self.holes.is_empty()
-    }
 }
 
 /// The indices of the set bits of `bits`, ascending.
@@ -312,66 +460,5 @@ impl Builder<'_> {
         chunk.sort_unstable();
         holes.sort_unstable_by_key(|h| h.0);
         Ok(ConfSet { chunk, holes })
-    }
-}
-
-/// Minimises (and trims) a DFA given by sparse edges; returns it canonically numbered.
-fn minimize(n_terms: usize, start: u32, finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenDfa {
-    let n = finals.len() + 1; // state 0 = dead sink, others shifted by one
-    let k = n_terms.max(1);
-    let mut trans = vec![0u32; n * k];
-    for (s, es) in edges.iter().enumerate() {
-        for &(t, d) in es {
-            trans[(s + 1) * k + t as usize] = d + 1;
-        }
-    }
-    let mut class = vec![0u32; n];
-    for (s, &f) in finals.iter().enumerate() {
-        class[s + 1] = f as u32;
-    }
-    let block = hopcroft(n, k, &trans, &class);
-    let dead = block[0];
-    let sb = block[start as usize + 1];
-    if sb == dead {
-        return TokenDfa {
-            start: 0,
-            finals: Vec::new(),
-            edges: Vec::new(),
-        };
-    }
-    let nb = block.iter().copied().max().map_or(0, |m| m as usize + 1);
-    let mut rep = vec![u32::MAX; nb];
-    for s in (0..n).rev() {
-        rep[block[s] as usize] = s as u32;
-    }
-    let mut new_id = vec![u32::MAX; nb];
-    let mut order: Vec<u32> = vec![sb];
-    new_id[sb as usize] = 0;
-    let mut head = 0;
-    let mut out_edges = Vec::new();
-    let mut out_finals = Vec::new();
-    while head < order.len() {
-        let b = order[head] as usize;
-        head += 1;
-        let r = rep[b] as usize;
-        let mut es = Vec::new();
-        for t in 0..k {
-            let tb = block[trans[r * k + t] as usize];
-            if tb == dead {
-                continue;
-            }
-            if new_id[tb as usize] == u32::MAX {
-                new_id[tb as usize] = order.len() as u32;
-                order.push(tb);
-            }
-            es.push((t as u32, new_id[tb as usize]));
-        }
-        out_edges.push(es);
-        out_finals.push(class[r] == 1);
-    }
-    TokenDfa {
-        start: 0,
-        finals: out_finals,
-        edges: out_edges,
     }
 }

@@ -1,4 +1,4 @@
-//! From a terminal sequence accepted by a partial output's [`TokenDfa`](super::TokenDfa)
+//! From a terminal sequence accepted by a partial output's [`TokenNfa`](super::TokenNfa)
 //! back to bytes: the shortest hole fills whose maximal-munch lexing is that sequence.
 //!
 //! Breadth-first search over `(configuration, terminals emitted)`: chunk bytes
