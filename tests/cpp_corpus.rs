@@ -175,3 +175,27 @@ fn targeted_cases() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The `body` start rule: a function body after its `{`, so that infilling a
+/// body cannot add functions. Most canonical solutions are exactly that.
+#[test]
+fn function_body_start_rule() {
+    let g = cdiff::Grammar::from_lark(include_str!("../grammars/cpp.ebnf"), Some("body")).unwrap();
+    let rec = cdiff::recognize::Recognizer::new(&g).unwrap();
+    let c = cdiff::Constraint::compile(&g).unwrap();
+    for (text, ok) in [
+        ("int x = 1;\n return x;\n}\n", true),
+        ("}", true),
+        ("return 1;\n}\nint g(){ return 2; }\n", false),
+        ("return 1;\n", false),
+    ] {
+        assert_eq!(rec.accepts(text.as_bytes()).unwrap(), ok, "{text:?}");
+        assert_eq!(c.check(&Partial::complete(text)).unwrap(), ok, "{text:?}");
+    }
+    let bodies = common::cpp::rows()
+        .iter()
+        .filter(|r| rec.accepts(r.canonical_solution.as_bytes()).unwrap())
+        .count();
+    eprintln!("{bodies} of 164 canonical solutions are a single function body");
+    assert!(bodies >= 160, "{bodies}");
+}
