@@ -21,7 +21,7 @@
 //!   literal or regex (as Lark does).
 //! * `%ignore`, `%import common.NAME [-> ALIAS]`, `%import common (A, B)`, with
 //!   a built-in `common` library of regexes written for cdiff.
-//! * `//` comments.
+//! * `//` comments, and `#` comments (as in llguidance's Lark dialect).
 //!
 //! Not supported (clear errors): `%declare`, rule templates (`name{x}`),
 //! modules other than `common`, regex lookaround and backreferences.
@@ -158,7 +158,13 @@ fn lex(src: &str) -> Result<Vec<(Tok, Pos)>> {
                 continue;
             }
             ' ' | '\t' | '\r' | '\u{c}' => i += 1,
+            // `//` comments (Lark) and `#` comments (llguidance's Lark dialect).
             '/' if at(i + 1) == Some('/') => {
+                while at(i).is_some_and(|c| c != '\n') {
+                    i += 1;
+                }
+            }
+            '#' => {
                 while at(i).is_some_and(|c| c != '\n') {
                     i += 1;
                 }
@@ -1767,6 +1773,12 @@ mod tests {
         assert!(
             full_match(&term(&g, "D").pattern, "xxy") && full_match(&term(&g, "D").pattern, "y")
         );
+    }
+
+    #[test]
+    fn hash_comments() {
+        let g = parse("# a comment\nstart: \"#\" /#+/ # another\n", None).unwrap();
+        assert_eq!(g.terminals.len(), 2);
     }
 
     #[test]
