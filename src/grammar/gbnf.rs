@@ -33,7 +33,11 @@
 //! lexeme that may stand for any of them. There are no ignored terminals.
 //!
 //! The price is one token per character: the context-free part sees texts as
-//! long as they are, which is slower than a grammar with a real lexer.
+//! long as they are, which is slower than a grammar with a real lexer. Measured
+//! (`cdiff bench --docs` on 30 JSON objects of mean 336 bytes, 300 cases with
+//! 1–3 holes, 2 shared cores): llama.cpp's `json.gbnf` `check` median 25 ms,
+//! p99 1.6 s, max 4.1 s, against 1.0 ms / 17 ms / 22 ms for
+//! `grammars/json.ebnf`. Compile times of llama.cpp's examples: 0.2–1.3 ms.
 
 use std::collections::HashMap;
 
