@@ -343,3 +343,21 @@ fn bench_runs() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn gbnf_grammar_picked_by_extension() {
+    let d = temp_dir("gbnf");
+    let g = write(&d, "ab.gbnf", "root ::= \"ab\"+ [0-9]\n");
+    let ok = write(&d, "ok.json", r#"["ab", null, "7"]"#);
+    let o = cdiff(&["check", "--grammar", &g, "--json", &ok]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["completable"], Value::Bool(true));
+    // The same text as a Lark grammar is an error: `::=` is not Lark.
+    let lark = write(&d, "ab.lark", "root ::= \"ab\"+ [0-9]\n");
+    assert_fails(&cdiff(&["check", "--grammar", &lark, &ok]));
+    // GBNF errors carry line:column.
+    let bad = write(&d, "bad.gbnf", "root ::= \"a\"\n  | [z-a]\n");
+    let err = assert_fails(&cdiff(&["grammar", &bad]));
+    assert!(err.contains("grammar error at 2:5"), "{err}");
+}

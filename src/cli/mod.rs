@@ -176,10 +176,11 @@ fn read_text(path: &Path) -> Result<String, CliError> {
     })
 }
 
-/// Reads and parses a grammar file.
+/// Reads and parses a grammar file: GBNF for `.gbnf`, the Lark dialect otherwise.
 fn load_grammar(path: &Path, start: Option<&str>) -> Result<Grammar, CliError> {
     let src = read_text(path)?;
-    Grammar::from_lark(&src, start).map_err(|e| CliError::lib(path, e))
+    Grammar::from_file_text(&path.to_string_lossy(), &src, start)
+        .map_err(|e| CliError::lib(path, e))
 }
 
 /// The library configuration, with the work budget overridden if asked.

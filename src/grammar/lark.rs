@@ -21,7 +21,7 @@
 //!   literal or regex (as Lark does).
 //! * `%ignore`, `%import common.NAME [-> ALIAS]`, `%import common (A, B)`, with
 //!   a built-in `common` library of regexes written for cdiff.
-//! * `//` comments.
+//! * `//` comments, and `#` comments (as in llguidance's Lark dialect).
 //!
 //! Not supported (clear errors): `%declare`, rule templates (`name{x}`),
 //! modules other than `common`, regex lookaround and backreferences.
@@ -46,13 +46,13 @@ use super::ast::{Expr, Grammar, Rule, RuleId, TermId, Terminal};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Deepest nesting of parentheses/brackets accepted in a definition.
-const MAX_NESTING: usize = 100;
+pub(super) const MAX_NESTING: usize = 100;
 /// Longest chain of terminal references accepted.
 const MAX_TERM_DEPTH: usize = 200;
 /// Largest repetition count accepted in `~ n..m`.
-const MAX_REPEAT: u64 = 1000;
+pub(super) const MAX_REPEAT: u64 = 1000;
 /// Largest size (in expression nodes) of one expanded rule.
-const MAX_RULE_SIZE: usize = 1_000_000;
+pub(super) const MAX_RULE_SIZE: usize = 1_000_000;
 /// Longest resolved terminal pattern accepted, in bytes.
 const MAX_PATTERN_LEN: usize = 1 << 20;
 
@@ -158,7 +158,13 @@ fn lex(src: &str) -> Result<Vec<(Tok, Pos)>> {
                 continue;
             }
             ' ' | '\t' | '\r' | '\u{c}' => i += 1,
+            // `//` comments (Lark) and `#` comments (llguidance's Lark dialect).
             '/' if at(i + 1) == Some('/') => {
+                while at(i).is_some_and(|c| c != '\n') {
+                    i += 1;
+                }
+            }
+            '#' => {
                 while at(i).is_some_and(|c| c != '\n') {
                     i += 1;
                 }
@@ -1006,7 +1012,7 @@ fn escape_lit(s: &str) -> String {
 }
 
 /// Quotes a literal in Lark syntax (the display name of anonymous terminals).
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -1063,7 +1069,7 @@ fn lit_key(e: &PExpr) -> Option<(bool, String, String)> {
     }
 }
 
-fn expr_size(e: &Expr) -> usize {
+pub(super) fn expr_size(e: &Expr) -> usize {
     match e {
         Expr::Empty | Expr::Term(_) | Expr::Rule(_) => 1,
         Expr::Seq(v) | Expr::Alt(v) => 1 + v.iter().map(expr_size).sum::<usize>(),
@@ -1767,6 +1773,12 @@ mod tests {
         assert!(
             full_match(&term(&g, "D").pattern, "xxy") && full_match(&term(&g, "D").pattern, "y")
         );
+    }
+
+    #[test]
+    fn hash_comments() {
+        let g = parse("# a comment\nstart: \"#\" /#+/ # another\n", None).unwrap();
+        assert_eq!(g.terminals.len(), 2);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Grammars: the surface form parsed from a file, and the C2F+ε normal form
 //! the emptiness search works on.
 //!
+//! Grammars are read from the Lark dialect ([`lark`]) or llama.cpp's GBNF
+//! ([`gbnf`]); [`Grammar::from_file_text`] picks by file name.
+//!
 //! A [`Grammar`] is what a user wrote, with every terminal resolved to one
 //! regular expression (a pattern string in `regex-syntax` syntax) and every rule
 //! an [`Expr`] tree over terminals and rules. Literal strings used inside rules
@@ -8,6 +11,7 @@
 //! a named terminal defined as exactly that literal, as Lark does).
 
 pub mod ast;
+pub mod gbnf;
 pub mod lark;
 pub mod normal;
 
