@@ -37,6 +37,10 @@ pub struct Lexer {
     /// `hole_closure[l * words ..][..words]`: the L-states reachable from `l`
     /// inside a hole (any bytes, skipped ignored lexemes), `l` included.
     pub(crate) hole_closure: Vec<u64>,
+    /// `live_on[b * words ..][..words]`: the L-states with a live successor on byte `b`.
+    pub(crate) live_on: Vec<u64>,
+    /// The L-states between lexemes (`fresh`), as a bitset.
+    pub(crate) fresh_set: Vec<u64>,
 }
 
 impl Lexer {
@@ -100,6 +104,7 @@ impl Lexer {
             acc_skip.push(set.iter().any(|&t| ignored[t as usize]));
         }
 
+        let canon = CheckerCanon::new(&dfa);
         let mut lx = Lexer {
             dfa,
             n_terms,
@@ -113,6 +118,8 @@ impl Lexer {
             class_rep,
             words: 0,
             hole_closure: Vec::new(),
+            live_on: Vec::new(),
+            fresh_set: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -139,7 +146,9 @@ impl Lexer {
                         break;
                     }
                     if x != DEAD {
-                        nc.push(x);
+                        if canon.after_step[x as usize] != DEAD {
+                            nc.push(canon.after_step[x as usize]);
+                        }
                     }
                 }
                 if !ok {
@@ -153,7 +162,9 @@ impl Lexer {
             let acc = lx.dfa.accept[q as usize] as usize;
             let (e, et, sk) = if acc != 0 {
                 let mut nc = checkers.clone();
-                nc.push(q);
+                if canon.at_insert[q as usize] != DEAD {
+                    nc.push(canon.at_insert[q as usize]);
+                }
                 nc.sort_unstable();
                 nc.dedup();
                 let id = intern(&mut lx, &mut ids, (q0, nc, true), limit)?;
@@ -216,6 +227,28 @@ impl Lexer {
         }
         self.words = w;
         self.hole_closure = clo;
+        let mut live_on = vec![0u64; 256 * w];
+        let mut fresh_set = vec![0u64; w];
+        for l in 1..n {
+            for b in 0..256usize {
+                let c = self.dfa.class_of[b] as usize;
+                if self.step[l * k + c] != LDEAD {
+                    live_on[b * w + l / 64] |= 1 << (l % 64);
+                }
+            }
+            if self.states[l].2 {
+                fresh_set[l / 64] |= 1 << (l % 64);
+            }
+        }
+        self.live_on = live_on;
+        self.fresh_set = fresh_set;
+    }
+
+    /// The L-states that survive reading byte `b`.
+    #[inline]
+    pub(crate) fn live_on(&self, b: u8) -> &[u64] {
+        let w = self.words;
+        &self.live_on[b as usize * w..(b as usize + 1) * w]
     }
 
     /// The hole closure of `l` as a bitset.
@@ -289,6 +322,64 @@ fn intern(
     ids.insert(key.clone(), id);
     lx.states.push(key);
     Ok(id)
+}
+
+/// Canonical names for munch checkers.
+///
+/// A checker only ever asks "does some continuation of the bytes read so far
+/// reach an accepting state?", so two DFA states are interchangeable as
+/// checkers when they are equivalent for acceptance by *any* terminal
+/// (Myhill–Nerode for the coarser partition accepting / not accepting), and,
+/// at insertion (where the state's own acceptance is never consulted), when
+/// their successors on every byte are. Without this, every keyword's final
+/// state would be a checker of its own and the lexer automaton, and each hole
+/// of a partial output, would carry one copy per keyword.
+struct CheckerCanon {
+    /// Representative of a state's class, for a checker that has read bytes.
+    after_step: Vec<u32>,
+    /// Representative for a checker being inserted (a lexeme just ended).
+    at_insert: Vec<u32>,
+}
+
+impl CheckerCanon {
+    fn new(dfa: &ByteDfa) -> CheckerCanon {
+        let n = dfa.len();
+        let k = dfa.n_classes;
+        let acc: Vec<u32> = (0..n as u32).map(|s| dfa.is_accepting(s) as u32).collect();
+        let block = crate::automata::minimize::hopcroft(n, k, &dfa.trans, &acc);
+        let mut rep = vec![u32::MAX; n];
+        for s in 0..n {
+            let b = block[s] as usize;
+            if rep[b] == u32::MAX {
+                rep[b] = s as u32;
+            }
+        }
+        let dead_block = block[DEAD as usize] as usize;
+        let after_step: Vec<u32> = (0..n)
+            .map(|s| {
+                if block[s] as usize == dead_block {
+                    DEAD
+                } else {
+                    rep[block[s] as usize]
+                }
+            })
+            .collect();
+        let mut by_succ: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut at_insert = vec![DEAD; n];
+        for s in 0..n {
+            let key: Vec<u32> = (0..k)
+                .map(|c| block[dfa.trans[s * k + c] as usize])
+                .collect();
+            if key.iter().all(|&b| b as usize == dead_block) {
+                continue; // can never extend: no checker needed
+            }
+            at_insert[s] = *by_succ.entry(key).or_insert(s as u32);
+        }
+        CheckerCanon {
+            after_step,
+            at_insert,
+        }
+    }
 }
 
 /// Preference order for witness bytes: letters and digits, then space,

@@ -199,6 +199,8 @@ impl TokenNfa {
         start_edges.dedup();
         edges[0] = start_edges;
         finals[0] = start_final;
+        let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
+        let (finals, edges) = reduce(&keys, &finals, &edges, budget)?;
         Ok(trim(&finals, &edges))
     }
 }
@@ -268,6 +270,162 @@ enum Node {
     Chunk(Vec<Conf>),
     /// A hole position and a closed set of lexer states.
     Hole(u32, Vec<u64>),
+}
+
+impl Node {
+    /// A key that never decreases along an edge and is equal only for states
+    /// of one hole (the only cycles): positions advance by at least one byte
+    /// between emissions in chunks.
+    fn order_key(&self) -> u64 {
+        match self {
+            Node::Start => 0,
+            Node::Chunk(set) => 1 + 2 * set.first().map_or(0, |&c| unpack(c).0 as u64),
+            Node::Hole(p, _) => 2 + 2 * *p as u64,
+        }
+    }
+}
+
+/// Merges bisimilar states (same finality, and edges on the same terminals
+/// to bisimilar states): the quotient accepts the same language. States are
+/// handled in decreasing [`Node::order_key`], so every acyclic state is
+/// classified from its already-classified targets in one pass; the states of
+/// one hole (a cycle) are refined together until stable. This is what
+/// minimisation was for a DFA: after a hole, one state per "last lexeme"
+/// context would otherwise survive, each with an edge on every terminal.
+fn reduce(
+    keys: &[u64],
+    finals: &[bool],
+    edges: &[Vec<(u32, u32)>],
+    budget: &mut Budget,
+) -> Result<(Vec<bool>, Vec<Vec<(u32, u32)>>)> {
+    let n = finals.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
+    const UNSET: u32 = u32::MAX;
+    let mut class = vec![UNSET; n];
+    let mut sigs: FxMap<Vec<u32>, u32> = FxMap::default();
+    let mut next_local: FxMap<Vec<u32>, u32> = FxMap::default();
+    let mut i = 0;
+    while i < n {
+        let k = keys[order[i] as usize];
+        let mut j = i;
+        while j < n && keys[order[j] as usize] == k {
+            j += 1;
+        }
+        let group = &order[i..j];
+        budget.spend(group.len() as u64)?;
+        if group.len() == 1 && !edges[group[0] as usize].iter().any(|&(_, d)| d == group[0]) {
+            let s = group[0] as usize;
+            let sig = signature(finals[s], &edges[s], &class, None);
+            let id = sigs.len() as u32;
+            class[s] = *sigs.entry(sig).or_insert(id);
+        } else {
+            // A cyclic group: refine a local partition until stable.
+            let mut local: Vec<u32> = vec![0; group.len()];
+            let pos: FxMap<u32, u32> = group
+                .iter()
+                .enumerate()
+                .map(|(x, &s)| (s, x as u32))
+                .collect();
+            let mut n_blocks = 1;
+            loop {
+                budget.spend(group.len() as u64)?;
+                next_local.clear();
+                let mut fresh = vec![0u32; group.len()];
+                for (x, &s) in group.iter().enumerate() {
+                    let mut sig = signature(
+                        finals[s as usize],
+                        &edges[s as usize],
+                        &class,
+                        Some((&pos, &local)),
+                    );
+                    sig.push(local[x]);
+                    let id = next_local.len() as u32;
+                    fresh[x] = *next_local.entry(sig).or_insert(id);
+                }
+                let nb = next_local.len();
+                local = fresh;
+                if nb == n_blocks {
+                    break;
+                }
+                n_blocks = nb;
+            }
+            // Name the blocks globally by their final signature.
+            for (x, &s) in group.iter().enumerate() {
+                let mut sig = signature(
+                    finals[s as usize],
+                    &edges[s as usize],
+                    &class,
+                    Some((&pos, &local)),
+                );
+                sig.push(u32::MAX - 1);
+                sig.push(k as u32);
+                sig.push(local[x]);
+                let id = sigs.len() as u32;
+                class[s as usize] = *sigs.entry(sig).or_insert(id);
+            }
+        }
+        i = j;
+    }
+    // The quotient, numbered by class; class of state 0 becomes state 0.
+    let nc = sigs.len();
+    let mut rename = vec![UNSET; nc];
+    rename[class[0] as usize] = 0;
+    let mut next = 1u32;
+    for s in 0..n {
+        let c = class[s] as usize;
+        if rename[c] == UNSET {
+            rename[c] = next;
+            next += 1;
+        }
+    }
+    let mut q_finals = vec![false; next as usize];
+    let mut q_edges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); next as usize];
+    let mut done = vec![false; next as usize];
+    for s in 0..n {
+        let c = rename[class[s] as usize] as usize;
+        if done[c] {
+            continue;
+        }
+        done[c] = true;
+        q_finals[c] = finals[s];
+        let mut es: Vec<(u32, u32)> = edges[s]
+            .iter()
+            .map(|&(t, d)| (t, rename[class[d as usize] as usize]))
+            .collect();
+        es.sort_unstable();
+        es.dedup();
+        q_edges[c] = es;
+    }
+    Ok((q_finals, q_edges))
+}
+
+/// `[final, (terminal, class of target)...]`, sorted and deduplicated; targets
+/// inside the cyclic group being refined are named by their local block.
+fn signature(
+    fin: bool,
+    edges: &[(u32, u32)],
+    class: &[u32],
+    local: Option<(&FxMap<u32, u32>, &[u32])>,
+) -> Vec<u32> {
+    let mut pairs: Vec<(u32, u32)> = edges
+        .iter()
+        .map(
+            |&(t, d)| match local.and_then(|(pos, loc)| pos.get(&d).map(|&x| loc[x as usize])) {
+                Some(lb) => (t, (1 << 31) | lb),
+                None => (t, class[d as usize]),
+            },
+        )
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut sig = Vec::with_capacity(1 + 2 * pairs.len());
+    sig.push(fin as u32);
+    for (t, c) in pairs {
+        sig.push(t);
+        sig.push(c);
+    }
+    sig
 }
 
 #[derive(Default)]
@@ -432,7 +590,18 @@ impl Builder<'_> {
                     bits[i] |= clo[i];
                 }
                 budget.spend(w as u64)?;
-                // Every newly reached state may leave the hole.
+                // Newly reached states may leave the hole. Only those that
+                // survive the next byte matter (ending a lexeme right at the
+                // hole's end happens inside the hole), or, at the end of the
+                // text, those between lexemes.
+                let keep = if p + 1 == end {
+                    &lx.fresh_set[..]
+                } else {
+                    lx.live_on(self.layout.byte(p + 1))
+                };
+                for i in 0..w {
+                    fresh_bits[i] &= keep[i];
+                }
                 for l2 in ones(&fresh_bits) {
                     self.stack.push(conf(p + 1, l2));
                 }
