@@ -4,7 +4,7 @@ use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
 use crate::intersect::Intersector;
-use crate::lexer::{fills_for, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
+use crate::lexer::{fills_for, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
 /// Limits for compiling and checking. Separate from [`Constraint`] so one
@@ -87,6 +87,7 @@ pub struct Constraint {
     lexer: Lexer,
     search: Intersector,
     config: Config,
+    holes: HoleCache,
 }
 
 impl Constraint {
@@ -112,6 +113,7 @@ impl Constraint {
             lexer,
             search,
             config,
+            holes: HoleCache::default(),
         })
     }
 
@@ -139,6 +141,7 @@ impl Constraint {
         let mut budget = Budget::new(self.config.budget, "lexing the partial output");
         TokenNfa::build(
             &self.lexer,
+            &self.holes,
             partial,
             &mut budget,
             self.config.partial_states,
@@ -153,6 +156,7 @@ impl Constraint {
         let mut budget = Budget::new(self.config.budget, "the completability check");
         let dfa = TokenNfa::build(
             &self.lexer,
+            &self.holes,
             partial,
             &mut budget,
             self.config.partial_states,
@@ -181,6 +185,7 @@ impl Constraint {
         let mut budget = Budget::new(self.config.budget, "the completability check");
         let dfa = TokenNfa::build(
             &self.lexer,
+            &self.holes,
             partial,
             &mut budget,
             self.config.partial_states,

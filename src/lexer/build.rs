@@ -41,6 +41,8 @@ pub struct Lexer {
     pub(crate) live_on: Vec<u64>,
     /// The L-states between lexemes (`fresh`), as a bitset.
     pub(crate) fresh_set: Vec<u64>,
+    /// The L-states that can end a lexeme as a (non-ignored) terminal, as a bitset.
+    pub(crate) emitting_set: Vec<u64>,
 }
 
 impl Lexer {
@@ -120,6 +122,7 @@ impl Lexer {
             hole_closure: Vec::new(),
             live_on: Vec::new(),
             fresh_set: Vec::new(),
+            emitting_set: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -145,10 +148,8 @@ impl Lexer {
                         ok = false;
                         break;
                     }
-                    if x != DEAD {
-                        if canon.after_step[x as usize] != DEAD {
-                            nc.push(canon.after_step[x as usize]);
-                        }
+                    if x != DEAD && canon.after_step[x as usize] != DEAD {
+                        nc.push(canon.after_step[x as usize]);
                     }
                 }
                 if !ok {
@@ -229,7 +230,11 @@ impl Lexer {
         self.hole_closure = clo;
         let mut live_on = vec![0u64; 256 * w];
         let mut fresh_set = vec![0u64; w];
+        let mut emitting_set = vec![0u64; w];
         for l in 1..n {
+            if self.emit[l] != LDEAD && !self.term_sets[self.emit_terms[l] as usize].is_empty() {
+                emitting_set[l / 64] |= 1 << (l % 64);
+            }
             for b in 0..256usize {
                 let c = self.dfa.class_of[b] as usize;
                 if self.step[l * k + c] != LDEAD {
@@ -242,6 +247,7 @@ impl Lexer {
         }
         self.live_on = live_on;
         self.fresh_set = fresh_set;
+        self.emitting_set = emitting_set;
     }
 
     /// The L-states that survive reading byte `b`.
@@ -348,10 +354,9 @@ impl CheckerCanon {
         let acc: Vec<u32> = (0..n as u32).map(|s| dfa.is_accepting(s) as u32).collect();
         let block = crate::automata::minimize::hopcroft(n, k, &dfa.trans, &acc);
         let mut rep = vec![u32::MAX; n];
-        for s in 0..n {
-            let b = block[s] as usize;
-            if rep[b] == u32::MAX {
-                rep[b] = s as u32;
+        for (s, &b) in block.iter().enumerate() {
+            if rep[b as usize] == u32::MAX {
+                rep[b as usize] = s as u32;
             }
         }
         let dead_block = block[DEAD as usize] as usize;

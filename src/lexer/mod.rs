@@ -34,9 +34,11 @@
 //! configurations per position (small in practice), plus the hole closures.
 
 mod build;
+mod holes;
 mod tokens;
 mod witness;
 
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
+pub use holes::HoleCache;
 pub use tokens::TokenNfa;
 pub(crate) use witness::fills_for;

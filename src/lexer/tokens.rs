@@ -1,6 +1,7 @@
 //! The automaton over terminals of a partial output (see the module docs).
 
 use super::build::{Lexer, LDEAD};
+use super::holes::{HoleCache, HoleView};
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{FxMap, FxSet};
@@ -56,6 +57,9 @@ impl Layout {
         self.hole_index.get(&p).map_or(0, |&h| h as usize)
     }
 }
+
+/// Outgoing `(terminal, target)` edges per state.
+type Edges = Vec<Vec<(u32, u32)>>;
 
 /// A configuration: position in the layout and lexer state, packed.
 type Conf = u64;
@@ -138,11 +142,14 @@ impl TokenNfa {
     /// Builds the automaton of `partial` under `lexer`, spending at most `budget`.
     pub(crate) fn build(
         lexer: &Lexer,
+        cache: &HoleCache,
         partial: &Partial,
         budget: &mut Budget,
         max_states: usize,
     ) -> Result<TokenNfa> {
         let layout = Layout::new(partial)?;
+        let mut view = HoleView::new(cache, lexer);
+        let mut exits: FxMap<(u32, u32), Vec<u32>> = FxMap::default();
         let end = layout.end();
         let mut b = Builder {
             lx: lexer,
@@ -154,7 +161,7 @@ impl TokenNfa {
         // Node 0: a virtual start whose edges are those of the start closure's states.
         nodes.kinds.push(Node::Start);
         let start_set = b.closure(vec![conf(0, lexer.start)], budget)?;
-        let start_targets = nodes.intern_set(start_set, max_states)?;
+        let start_targets = nodes.intern_set(start_set, &mut view, &b, max_states)?;
         let mut em = Emitter {
             memo: FxMap::default(),
             buckets: vec![Vec::new(); lexer.n_terms],
@@ -178,13 +185,40 @@ impl TokenNfa {
                         em.emit(lexer, p, l);
                     }
                 }
-                Node::Hole(p, bits) => {
-                    for l in ones(bits) {
-                        em.emit(lexer, *p, l);
+                Node::Hole(p, set) => {
+                    // Hole to hole: the grammar's cached hole DFA; hole to
+                    // chunk: the exits of the target set, once per check.
+                    let p = *p;
+                    let trans = view.transitions(*set, b.keep_after(p));
+                    let mut out: Vec<(u32, u32)> = Vec::with_capacity(2 * trans.len());
+                    for &(t, next) in trans.iter() {
+                        out.push((t, nodes.intern(Node::Hole(p, next), max_states)?));
+                        let ex = match exits.get(&(p, next)) {
+                            Some(ex) => ex.clone(),
+                            None => {
+                                let bits = view.bits(next);
+                                let keep = b.keep_after(p);
+                                let seeds: Vec<Conf> = ones(&bits)
+                                    .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
+                                    .map(|l| conf(p + 1, l))
+                                    .collect();
+                                let set = b.closure(seeds, budget)?;
+                                let ex = nodes.intern_set(set, &mut view, &b, max_states)?;
+                                exits.insert((p, next), ex.clone());
+                                ex
+                            }
+                        };
+                        out.extend(ex.iter().map(|&n| (t, n)));
                     }
+                    out.sort_unstable();
+                    out.dedup();
+                    budget.spend(out.len() as u64)?;
+                    finals.push(false);
+                    edges.push(out);
+                    continue;
                 }
             }
-            let out = em.close(&mut b, &mut nodes, budget, max_states)?;
+            let out = em.close(&mut b, &mut nodes, &mut view, budget, max_states)?;
             finals.push(fin);
             edges.push(out);
         }
@@ -235,6 +269,7 @@ impl Emitter {
         &mut self,
         b: &mut Builder<'_>,
         nodes: &mut Nodes,
+        view: &mut HoleView<'_>,
         budget: &mut Budget,
         max_states: usize,
     ) -> Result<Vec<(u32, u32)>> {
@@ -250,7 +285,7 @@ impl Emitter {
                 continue;
             }
             let set = b.closure(seeds.clone(), budget)?;
-            let targets = nodes.intern_set(set, max_states)?;
+            let targets = nodes.intern_set(set, view, b, max_states)?;
             out.extend(targets.iter().map(|&n| (t, n)));
             self.memo.insert(seeds, targets);
         }
@@ -268,8 +303,8 @@ enum Node {
     Start,
     /// A set of chunk configurations (determinised within the chunk).
     Chunk(Vec<Conf>),
-    /// A hole position and a closed set of lexer states.
-    Hole(u32, Vec<u64>),
+    /// A hole position and a closed set of lexer states (id in the check's [`HoleView`]).
+    Hole(u32, u32),
 }
 
 impl Node {
@@ -297,7 +332,7 @@ fn reduce(
     finals: &[bool],
     edges: &[Vec<(u32, u32)>],
     budget: &mut Budget,
-) -> Result<(Vec<bool>, Vec<Vec<(u32, u32)>>)> {
+) -> Result<(Vec<bool>, Edges)> {
     let n = finals.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
@@ -372,10 +407,9 @@ fn reduce(
     let mut rename = vec![UNSET; nc];
     rename[class[0] as usize] = 0;
     let mut next = 1u32;
-    for s in 0..n {
-        let c = class[s] as usize;
-        if rename[c] == UNSET {
-            rename[c] = next;
+    for &c in &class {
+        if rename[c as usize] == UNSET {
+            rename[c as usize] = next;
             next += 1;
         }
     }
@@ -454,13 +488,20 @@ impl Nodes {
     }
 
     /// The states of a closure: its chunk part (if any) and each hole part.
-    fn intern_set(&mut self, set: ConfSet, max_states: usize) -> Result<Vec<u32>> {
+    fn intern_set(
+        &mut self,
+        set: ConfSet,
+        view: &mut HoleView<'_>,
+        b: &Builder<'_>,
+        max_states: usize,
+    ) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(1 + set.holes.len());
         if !set.chunk.is_empty() {
             out.push(self.intern(Node::Chunk(set.chunk), max_states)?);
         }
         for (p, bits) in set.holes {
-            out.push(self.intern(Node::Hole(p, bits), max_states)?);
+            let id = view.intern(bits, b.follow(p), b.keep_after(p));
+            out.push(self.intern(Node::Hole(p, id), max_states)?);
         }
         Ok(out)
     }
@@ -534,7 +575,7 @@ struct ConfSet {
 }
 
 /// The indices of the set bits of `bits`, ascending.
-fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
     bits.iter().enumerate().flat_map(|(i, &w)| {
         let mut w = w;
         std::iter::from_fn(move || {
@@ -556,6 +597,25 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The lexer states worth leaving the hole at `p`: those that survive the
+    /// next byte (ending a lexeme right at the hole's end happens inside the
+    /// hole) or, at the end of the text, those between lexemes.
+    fn follow(&self, p: u32) -> u16 {
+        if p + 1 == self.layout.end() {
+            256
+        } else {
+            self.layout.byte(p + 1) as u16
+        }
+    }
+
+    fn keep_after(&self, p: u32) -> &[u64] {
+        if p + 1 == self.layout.end() {
+            &self.lx.fresh_set
+        } else {
+            self.lx.live_on(self.layout.byte(p + 1))
+        }
+    }
+
     /// ε-closure: byte steps (forced in chunks, free in holes), hole exits and
     /// skips of ignored lexemes. Inside a hole, the precomputed hole closure of
     /// each entering L-state is or-ed into the hole's bitset at once.
