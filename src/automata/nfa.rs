@@ -90,6 +90,46 @@ impl Nfa {
         self.states.len()
     }
 
+    /// Simulates the NFA on `word`: the sorted tags of the accepting states
+    /// reached (the reference semantics the DFA constructions must preserve).
+    pub fn matches(&self, word: &[u8]) -> Vec<u32> {
+        let n = self.states.len();
+        let mut cur = vec![false; n];
+        let mut stack = vec![self.start.0];
+        let close = |set: &mut Vec<bool>, stack: &mut Vec<u32>| {
+            while let Some(q) = stack.pop() {
+                if set[q as usize] {
+                    continue;
+                }
+                set[q as usize] = true;
+                stack.extend(self.states[q as usize].eps.iter().map(|s| s.0));
+            }
+        };
+        close(&mut cur, &mut stack);
+        for &b in word {
+            let mut next = vec![false; n];
+            for (q, on) in cur.iter().enumerate() {
+                if !on {
+                    continue;
+                }
+                for &(lo, hi, to) in &self.states[q].ranges {
+                    if lo <= b && b <= hi {
+                        stack.push(to.0);
+                    }
+                }
+            }
+            close(&mut next, &mut stack);
+            cur = next;
+        }
+        let mut tags: Vec<u32> = (0..n)
+            .filter(|&q| cur[q])
+            .filter_map(|q| self.states[q].tag)
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        tags
+    }
+
     /// Whether the NFA has no states (never true for a built NFA).
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
