@@ -72,6 +72,25 @@ impl Partial {
         Partial::new().text(bytes)
     }
 
+    /// `text` with each span `[start, end)` replaced by a hole (spans sorted
+    /// and disjoint; out-of-range parts are ignored).
+    ///
+    /// ```
+    /// let p = cdiff::Partial::cut(b"abcdef", &[(1, 2), (4, 5)]);
+    /// assert_eq!(p.fill(&[b"B".to_vec(), b"E".to_vec()]).unwrap(), b"aBcdEf");
+    /// ```
+    pub fn cut(text: &[u8], spans: &[(usize, usize)]) -> Partial {
+        let mut p = Partial::new();
+        let mut pos = 0;
+        for &(s, e) in spans {
+            p.push_text(text.get(pos..s).unwrap_or_default());
+            p.push_hole();
+            pos = e.max(pos);
+        }
+        p.push_text(text.get(pos..).unwrap_or_default());
+        p
+    }
+
     /// Parses the CLI's JSON form: an array of strings and nulls, null = hole.
     ///
     /// ```

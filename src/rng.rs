@@ -46,10 +46,40 @@ impl SplitMix64 {
     }
 }
 
-/// Cuts `holes` random spans out of `text` (each at least one byte when the
-/// text allows), returning the partial output and the removed spans in order.
-/// Spans never overlap or touch, so the partial has exactly as many holes as
-/// spans were cut; fewer are cut when the text is too short.
+/// Picks up to `holes` random spans `[start, end)` of a text of length `len`:
+/// each at least one byte and at most a quarter of the text (one byte for
+/// short texts), sorted, never overlapping or touching — so cutting them out
+/// leaves exactly one hole per span. Fewer are returned when the text is too
+/// short.
+///
+/// ```
+/// let mut r = cdiff::rng::SplitMix64::new(3);
+/// let spans = cdiff::rng::pick_spans(40, 3, &mut r);
+/// assert!(spans.windows(2).all(|w| w[0].1 < w[1].0));
+/// ```
+pub fn pick_spans(len: usize, holes: usize, rng: &mut SplitMix64) -> Vec<(usize, usize)> {
+    let max_len = (len / 4).max(1);
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for _ in 0..holes * 8 {
+        if spans.len() == holes || len == 0 {
+            break;
+        }
+        let l = 1 + rng.below(max_len as u64) as usize;
+        if l > len {
+            continue;
+        }
+        let start = rng.below((len - l + 1) as u64) as usize;
+        let (s, e) = (start, start + l);
+        if spans.iter().all(|&(a, b)| e < a || s > b) {
+            spans.push((s, e));
+        }
+    }
+    spans.sort_unstable();
+    spans
+}
+
+/// Cuts `holes` random spans ([`pick_spans`]) out of `text`, returning the
+/// partial output and the removed spans in order.
 ///
 /// ```
 /// let mut r = cdiff::rng::SplitMix64::new(1);
@@ -62,34 +92,39 @@ pub fn cut_spans(
     holes: usize,
     rng: &mut SplitMix64,
 ) -> (crate::Partial, Vec<Vec<u8>>) {
-    let n = text.len();
-    let max_len = (n / 4).max(1);
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    for _ in 0..holes * 8 {
-        if spans.len() == holes || n == 0 {
-            break;
-        }
-        let len = 1 + rng.below(max_len as u64) as usize;
-        if len > n {
-            continue;
-        }
-        let start = rng.below((n - len + 1) as u64) as usize;
-        let (s, e) = (start, start + len);
-        // Keep at least one byte between spans.
-        if spans.iter().all(|&(a, b)| e < a || s > b) {
-            spans.push((s, e));
+    let spans = pick_spans(text.len(), holes, rng);
+    let cut = spans.iter().map(|&(s, e)| text[s..e].to_vec()).collect();
+    (crate::Partial::cut(text, &spans), cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_disjoint_nonempty_and_in_range() {
+        let mut rng = SplitMix64::new(7);
+        for len in 1..60 {
+            for k in 1..5 {
+                let spans = pick_spans(len, k, &mut rng);
+                assert!(!spans.is_empty() && spans.len() <= k);
+                assert!(spans.windows(2).all(|w| w[0].1 < w[1].0));
+                assert!(spans.iter().all(|&(s, e)| s < e && e <= len));
+                let doc: Vec<u8> = (0..len as u8).collect();
+                assert_eq!(crate::Partial::cut(&doc, &spans).n_holes(), spans.len());
+            }
         }
     }
-    spans.sort_unstable();
-    let mut p = crate::Partial::new();
-    let mut cut = Vec::new();
-    let mut pos = 0;
-    for (s, e) in spans {
-        p.push_text(&text[pos..s]);
-        p.push_hole();
-        cut.push(text[s..e].to_vec());
-        pos = e;
+
+    #[test]
+    fn seeded_generator_is_deterministic() {
+        let a: Vec<u64> = (0..5)
+            .scan(SplitMix64::new(1), |r, _| Some(r.below(100)))
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .scan(SplitMix64::new(1), |r, _| Some(r.below(100)))
+            .collect();
+        assert_eq!(a, b);
+        assert!(a.iter().all(|&x| x < 100));
     }
-    p.push_text(&text[pos..]);
-    (p, cut)
 }

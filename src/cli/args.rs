@@ -84,6 +84,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR_OR_FILE")]
     pub docs: PathBuf,
 
+    /// With a `.jsonl` of objects: the string fields forming a document,
+    /// joined by `+` (e.g. `declaration+canonical_solution`).
+    #[arg(long, value_name = "NAME[+NAME...]")]
+    pub field: Option<String>,
+
     /// How many spans to cut out of each document: `N` or `LO..HI` (inclusive).
     #[arg(long, value_name = "LO..HI", default_value = "1..3", value_parser = parse_holes)]
     pub holes: (usize, usize),

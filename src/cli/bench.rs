@@ -9,28 +9,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use cdiff::recognize::Recognizer;
+use cdiff::rng::{pick_spans, SplitMix64};
 use cdiff::Partial;
 
 use super::args::BenchArgs;
 use super::{compile, config, load_grammar, micros, read_bytes, CliError};
-
-/// A small deterministic generator (SplitMix64); no external crate needed.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`), by multiply-high (bias below 2^-64·n).
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-}
 
 /// A document of the corpus.
 struct Doc {
@@ -53,7 +36,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
     let compile_us = median_us(&compile_times);
 
     let recognizer = Recognizer::new(&g).map_err(|e| CliError::lib(&a.grammar, e))?;
-    let all = load_docs(&a.docs)?;
+    let all = load_docs(&a.docs, a.field.as_deref())?;
     let n_all = all.len();
     let docs: Vec<Doc> = all
         .into_iter()
@@ -66,17 +49,17 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
         )));
     }
 
-    let mut rng = SplitMix64(a.seed);
+    let mut rng = SplitMix64::new(a.seed);
     let (lo, hi) = a.holes;
     let mut check_t = Vec::with_capacity(a.samples.min(1 << 16));
     let mut full_t = Vec::with_capacity(a.samples.min(1 << 16));
     let (mut n_ok, mut doc_len, mut holes) = (0usize, 0usize, 0usize);
     let mut failures = Vec::new();
     for case in 0..a.samples {
-        let doc = &docs[rng.below(docs.len())];
-        let k = lo + rng.below(hi - lo + 1);
-        let spans = cut(doc.bytes.len(), k, &mut rng);
-        let p = partial(&doc.bytes, &spans);
+        let doc = &docs[rng.below(docs.len() as u64) as usize];
+        let k = lo + rng.below((hi - lo + 1) as u64) as usize;
+        let spans = pick_spans(doc.bytes.len(), k, &mut rng);
+        let p = Partial::cut(&doc.bytes, &spans);
         doc_len += doc.bytes.len();
         holes += p.n_holes();
 
@@ -161,45 +144,10 @@ fn case_err(case: usize, doc: &Doc, spans: &[(usize, usize)], e: cdiff::Error) -
     CliError::Input(format!("case {case} ({}, spans {spans:?}): {e}", doc.name))
 }
 
-/// Up to `k` disjoint, non-adjacent spans `[start, end)` of a text of length
-/// `len > 0`: each of random length `1..=max(1, len/4)` at a random start;
-/// overlapping or touching spans are merged.
-fn cut(len: usize, k: usize, rng: &mut SplitMix64) -> Vec<(usize, usize)> {
-    let max = (len / 4).max(1);
-    let mut spans: Vec<(usize, usize)> = (0..k)
-        .map(|_| {
-            let l = (1 + rng.below(max)).min(len);
-            let s = rng.below(len - l + 1);
-            (s, s + l)
-        })
-        .collect();
-    spans.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
-    merged
-}
-
-/// The document with each span replaced by a hole.
-fn partial(doc: &[u8], spans: &[(usize, usize)]) -> Partial {
-    let mut p = Partial::new();
-    let mut pos = 0;
-    for &(s, e) in spans {
-        p.push_text(doc.get(pos..s).unwrap_or_default());
-        p.push_hole();
-        pos = e;
-    }
-    p.push_text(doc.get(pos..).unwrap_or_default());
-    p
-}
-
 /// The documents: the files of a directory (sorted by name, not recursive),
-/// the lines of a `.jsonl` file (each a JSON string), or one file.
-fn load_docs(path: &Path) -> Result<Vec<Doc>, CliError> {
+/// the lines of a `.jsonl` file (each a JSON string, or with `field` an object
+/// whose named string fields, joined by `+`, are concatenated), or one file.
+fn load_docs(path: &Path, field: Option<&str>) -> Result<Vec<Doc>, CliError> {
     let read_err = |error| CliError::Read {
         path: path.to_path_buf(),
         error,
@@ -236,8 +184,22 @@ fn load_docs(path: &Path) -> Result<Vec<Doc>, CliError> {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let s: String = serde_json::from_slice(line)
-                .map_err(|e| bad(format!("expected a JSON string: {e}")))?;
+            let s: String = match field {
+                None => serde_json::from_slice(line)
+                    .map_err(|e| bad(format!("expected a JSON string: {e}")))?,
+                Some(fields) => {
+                    let v: Value = serde_json::from_slice(line)
+                        .map_err(|e| bad(format!("expected a JSON object: {e}")))?;
+                    let mut s = String::new();
+                    for f in fields.split('+') {
+                        match v.get(f).and_then(Value::as_str) {
+                            Some(x) => s.push_str(x),
+                            None => return Err(bad(format!("no string field {f:?}"))),
+                        }
+                    }
+                    s
+                }
+            };
             docs.push(Doc {
                 name: format!("{}:{}", path.display(), i + 1),
                 bytes: s.into_bytes(),
@@ -374,47 +336,5 @@ impl Report {
             "completable  {} of {}",
             self.n_completable, self.samples
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spans_are_disjoint_nonempty_and_in_range() {
-        let mut rng = SplitMix64(7);
-        for len in 1..60 {
-            for k in 1..5 {
-                let spans = cut(len, k, &mut rng);
-                assert!(!spans.is_empty() && spans.len() <= k);
-                for w in spans.windows(2) {
-                    assert!(w[0].1 < w[1].0);
-                }
-                for &(s, e) in &spans {
-                    assert!(s < e && e <= len);
-                }
-                let doc: Vec<u8> = (0..len as u8).collect();
-                assert_eq!(partial(&doc, &spans).n_holes(), spans.len());
-            }
-        }
-    }
-
-    #[test]
-    fn seeded_generator_is_deterministic() {
-        let a: Vec<usize> = (0..5)
-            .map({
-                let mut r = SplitMix64(1);
-                move |_| r.below(100)
-            })
-            .collect();
-        let b: Vec<usize> = (0..5)
-            .map({
-                let mut r = SplitMix64(1);
-                move |_| r.below(100)
-            })
-            .collect();
-        assert_eq!(a, b);
-        assert!(a.iter().all(|&x| x < 100));
     }
 }
