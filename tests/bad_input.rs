@@ -2,8 +2,11 @@
 
 use cdiff::{Config, Constraint, ErrorKind, Grammar, Partial};
 
-/// (grammar, expected kind, expected `line:column` if any, words the message must contain)
-const BAD_GRAMMARS: &[(&str, ErrorKind, Option<(usize, usize)>, &str)] = &[
+/// A grammar, the expected error kind, `line:column` if any, and words the
+/// message must contain.
+type BadGrammar = (&'static str, ErrorKind, Option<(usize, usize)>, &'static str);
+
+const BAD_GRAMMARS: &[BadGrammar] = &[
     ("start: (\"a\"", ErrorKind::Grammar, Some((1, 8)), "("),
     (
         "start: \"a\"\nnext: foo",
