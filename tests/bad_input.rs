@@ -4,7 +4,12 @@ use cdiff::{Config, Constraint, ErrorKind, Grammar, Partial};
 
 /// A grammar, the expected error kind, `line:column` if any, and words the
 /// message must contain.
-type BadGrammar = (&'static str, ErrorKind, Option<(usize, usize)>, &'static str);
+type BadGrammar = (
+    &'static str,
+    ErrorKind,
+    Option<(usize, usize)>,
+    &'static str,
+);
 
 const BAD_GRAMMARS: &[BadGrammar] = &[
     ("start: (\"a\"", ErrorKind::Grammar, Some((1, 8)), "("),
