@@ -132,18 +132,24 @@ impl Constraint {
         &self.lexer
     }
 
-    /// The minimal DFA over terminals of every lexing of every fill of `partial`.
+    /// The automaton over terminals of every lexing of every fill of `partial`
+    /// (see [`TokenNfa`]).
     ///
     /// # Errors
     /// [`ErrorKind::Budget`](crate::ErrorKind::Budget) or
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn token_nfa(&self, partial: &Partial) -> Result<TokenNfa> {
         let mut budget = Budget::new(self.config.budget, "lexing the partial output");
+        self.automaton(partial, &mut budget)
+    }
+
+    /// Builds the token automaton of `partial`, charging `budget`.
+    fn automaton(&self, partial: &Partial, budget: &mut Budget) -> Result<TokenNfa> {
         TokenNfa::build(
             &self.lexer,
             &self.holes,
             partial,
-            &mut budget,
+            budget,
             self.config.partial_states,
         )
     }
@@ -154,14 +160,8 @@ impl Constraint {
     /// As [`Constraint::completable`].
     pub fn check(&self, partial: &Partial) -> Result<bool> {
         let mut budget = Budget::new(self.config.budget, "the completability check");
-        let dfa = TokenNfa::build(
-            &self.lexer,
-            &self.holes,
-            partial,
-            &mut budget,
-            self.config.partial_states,
-        )?;
-        self.search.check(&dfa, &mut budget)
+        let nfa = self.automaton(partial, &mut budget)?;
+        self.search.check(&nfa, &mut budget)
     }
 
     /// Decides whether `partial` is completable and, if so, returns a completion.
@@ -183,14 +183,8 @@ impl Constraint {
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
         let mut budget = Budget::new(self.config.budget, "the completability check");
-        let dfa = TokenNfa::build(
-            &self.lexer,
-            &self.holes,
-            partial,
-            &mut budget,
-            self.config.partial_states,
-        )?;
-        let Some(word) = self.search.witness(&dfa, &mut budget)? else {
+        let nfa = self.automaton(partial, &mut budget)?;
+        let Some(word) = self.search.witness(&nfa, &mut budget)? else {
             return Ok(Verdict::NotCompletable);
         };
         let fills = fills_for(&self.lexer, partial, &word, &mut budget)?.ok_or_else(|| {
