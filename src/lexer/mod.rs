@@ -17,8 +17,11 @@
 //! accepting state (a longer lexeme existed). Ending a lexeme at an accepting
 //! `q` *emits* each terminal that accepts it (or nothing, for a `%ignore`d
 //! terminal), adds `q` to `C` and restarts. Checkers that die are dropped, so in
-//! practice `C` holds zero or one state. `L` depends only on the grammar: it is
-//! built once, breadth-first, with a size limit (an error, not a panic).
+//! practice `C` holds zero or one state. Checkers are named canonically (two
+//! DFA states that accept the same continuations are one checker), so a
+//! keyword's final state and an identifier's are the same checker. `L`
+//! depends only on the grammar: it is built once, breadth-first, with a size
+//! limit (an error, not a panic).
 //!
 //! # Partial outputs
 //!
@@ -29,9 +32,14 @@
 //! possible lexing — lexemes cut by a hole, lexemes spanning one or several holes
 //! (`123□789` may be one integer because `L` simply keeps reading), word
 //! boundaries, ignored terminals — with no enumeration of combinations. It is
-//! determinised by the subset construction directly over configurations and
-//! minimised ([`TokenNfa`]). Cost: linear in the text times the number of live
-//! configurations per position (small in practice), plus the hole closures.
+//! determinised by the subset construction over configurations, within each
+//! chunk and within each hole but not across a hole's end (which would be
+//! quadratic on repetitive text, see [`TokenNfa`]), then reduced by
+//! bisimulation — the counterpart of DFA minimisation for the few
+//! nondeterministic points. Inside a hole only the set of lexer states
+//! matters, so the hole automata are cached per grammar ([`HoleCache`]). Cost:
+//! linear in the text times the number of live configurations per position
+//! (small in practice), plus the hole exits.
 
 mod build;
 mod holes;
