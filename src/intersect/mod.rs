@@ -10,21 +10,21 @@
 //! contiguous run of elements, so a 1 MB JSON array has ~10¹¹ such triples.
 //! cdiff therefore runs the search in two phases:
 //!
-//! 1. [`earley`]: the same generating triples, restricted top-down to symbols
+//! 1. `earley`: the same generating triples, restricted top-down to symbols
 //!    *predicted* where they start (Earley's algorithm run over the states of
 //!    `D` instead of string positions, with a worklist so cycles in `D` — the
 //!    holes — reach a fixpoint). With left-recursive repetition (what the
 //!    normaliser produces) a list completes only where it can end, so the work
 //!    is near-linear on real documents. It stops as soon as `(q0, S, f)`
 //!    completes; this phase alone decides [`check`](crate::Constraint::check).
-//! 2. [`shortest`]: to build a witness, Knuth's generalisation of Dijkstra's
+//! 2. `shortest`: to build a witness, Knuth's generalisation of Dijkstra's
 //!    algorithm re-derives the triples of phase 1, bottom-up, in order of the
 //!    length of their shortest yield, recording the production and split point
 //!    that gave each its minimum. Expanding `(q0, S, f)` gives a shortest word.
 //!
 //! Nullable symbols are known per grammar, so `A → X Y` with `Y ⇒* ε` also
 //! acts as `A → X` in phase 2 and no triple is created just for ε. Every step
-//! of both phases is charged to a [`Budget`](crate::budget::Budget); running
+//! of both phases is charged to a work budget; running
 //! out is an error, never a silent "empty". Cost, worst case: `O(|G| · n³)`
 //! for `n` DFA states (ambiguous grammars on highly cyclic automata).
 
