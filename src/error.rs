@@ -23,6 +23,9 @@ pub enum ErrorKind {
     SizeLimit,
     /// Reading or writing a file failed.
     Io,
+    /// A model could not be found, loaded or run (missing files, bad config,
+    /// tokenizer mismatch, tensor errors).
+    Model,
 }
 
 /// The error type of every fallible operation in `cdiff`.
@@ -83,6 +86,7 @@ impl fmt::Display for Error {
             ErrorKind::Budget => "budget exhausted",
             ErrorKind::SizeLimit => "size limit exceeded",
             ErrorKind::Io => "i/o error",
+            ErrorKind::Model => "model error",
         };
         match self.position {
             Some((l, c)) => write!(f, "{what} at {l}:{c}: {}", self.message),

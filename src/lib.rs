@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod automata;
+pub mod decode;
 mod budget;
 mod completable;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod grammar;
 mod hash;
 pub mod intersect;
 pub mod lexer;
+pub mod model;
 mod partial;
 pub mod recognize;
 pub mod rng;

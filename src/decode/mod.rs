@@ -1,0 +1,1 @@
+//! Constrained decoding of diffusion language models (to be written).
