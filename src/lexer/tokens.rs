@@ -114,9 +114,19 @@ impl TokenDfa {
     }
 
     /// Builds the DFA of `partial` under `lexer`, spending at most `budget`.
-    pub(crate) fn build(lexer: &Lexer, partial: &Partial, budget: &mut Budget, max_states: usize) -> Result<TokenDfa> {
+    pub(crate) fn build(
+        lexer: &Lexer,
+        partial: &Partial,
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<TokenDfa> {
         let layout = Layout::new(partial)?;
-        let mut b = Builder { lx: lexer, layout: &layout, seen: FxSet::default(), stack: Vec::new() };
+        let mut b = Builder {
+            lx: lexer,
+            layout: &layout,
+            seen: FxSet::default(),
+            stack: Vec::new(),
+        };
         let start = b.closure(vec![conf(0, lexer.start)], budget)?;
         let mut ids: FxMap<ConfSet, u32> = FxMap::default();
         // Different DFA states often emit into the same seeds (notably in
@@ -135,19 +145,20 @@ impl TokenDfa {
             let set = std::mem::take(&mut sets[head]);
             head += 1;
             let mut fin = false;
-            let emit_from = |p: u32, l: u32, touched: &mut Vec<u32>, buckets: &mut Vec<Vec<Conf>>| {
-                let e = lexer.emit[l as usize];
-                if e == LDEAD {
-                    return;
-                }
-                for &t in lexer.emits(l) {
-                    let bk = &mut buckets[t as usize];
-                    if bk.is_empty() {
-                        touched.push(t);
+            let emit_from =
+                |p: u32, l: u32, touched: &mut Vec<u32>, buckets: &mut Vec<Vec<Conf>>| {
+                    let e = lexer.emit[l as usize];
+                    if e == LDEAD {
+                        return;
                     }
-                    bk.push(conf(p, e));
-                }
-            };
+                    for &t in lexer.emits(l) {
+                        let bk = &mut buckets[t as usize];
+                        if bk.is_empty() {
+                            touched.push(t);
+                        }
+                        bk.push(conf(p, e));
+                    }
+                };
             for &c in &set.chunk {
                 let (p, l) = unpack(c);
                 if p == end && lexer.is_fresh(l) {
