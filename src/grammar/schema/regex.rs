@@ -18,6 +18,9 @@ use regex_syntax::hir::{
     Class, ClassUnicode, ClassUnicodeRange, Dot, Hir, HirKind, Look, Repetition,
 };
 
+/// One character of a JSON string, as written.
+const ANY_JSON_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
+
 /// Most bytes of a pattern accepted.
 const MAX_PATTERN: usize = 10_000;
 
@@ -300,7 +303,19 @@ pub fn json_encode(h: Hir) -> Result<Hir, String> {
                     .collect(),
             )
         }
-        HirKind::Class(Class::Unicode(c)) => encode_class(&c),
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut rest = c.clone();
+            rest.negate();
+            if rest.ranges().is_empty() {
+                // Any character: any JSON string character (escapes of
+                // ordinary characters included), a much smaller automaton.
+                regex_syntax::Parser::new()
+                    .parse(ANY_JSON_CHAR)
+                    .map_err(|e| e.to_string())?
+            } else {
+                encode_class(&c)
+            }
+        }
         HirKind::Class(Class::Bytes(_)) => {
             return Err("byte classes are not supported in patterns".into())
         }
