@@ -29,8 +29,23 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The grammar, in the Lark dialect.
-    #[arg(long, short = 'g', value_name = "FILE")]
-    pub grammar: PathBuf,
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "FILE",
+        required_unless_present = "json_schema"
+    )]
+    pub grammar: Option<PathBuf>,
+
+    /// A JSON Schema (draft 2020-12) instead of a grammar: outputs must be
+    /// JSON texts valid for it. Keywords not enforced are listed on stderr.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    pub json_schema: Option<PathBuf>,
+
+    /// With --json-schema: print the keywords not (or only approximately)
+    /// enforced, each with its JSON pointer, and the generated grammar.
+    #[arg(long, requires = "json_schema")]
+    pub explain: bool,
 
     /// The start rule (default: `start`).
     #[arg(long, value_name = "RULE")]
@@ -71,8 +86,17 @@ pub struct GrammarArgs {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// The grammar, in the Lark dialect.
-    #[arg(long, short = 'g', value_name = "FILE")]
-    pub grammar: PathBuf,
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "FILE",
+        required_unless_present = "json_schema"
+    )]
+    pub grammar: Option<PathBuf>,
+
+    /// A JSON Schema instead of a grammar (see `cdiff check --json-schema`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    pub json_schema: Option<PathBuf>,
 
     /// The start rule (default: `start`).
     #[arg(long, value_name = "RULE")]

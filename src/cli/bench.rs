@@ -23,19 +23,23 @@ struct Doc {
 
 /// Runs `cdiff bench`.
 pub fn run(a: &BenchArgs) -> Result<(), CliError> {
-    let g = load_grammar(&a.grammar, a.start.as_deref())?;
+    let (g, path) = match (&a.json_schema, &a.grammar) {
+        (Some(schema), _) => (super::check::load_schema(schema, false)?, schema),
+        (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
+        (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
+    };
     let cfg = config(a.budget);
     let mut compile_times = Vec::new();
-    let (mut c, t) = compile(&a.grammar, &g, &cfg)?;
+    let (mut c, t) = compile(path, &g, &cfg)?;
     compile_times.push(t);
     for _ in 1..a.compiles {
-        let (again, t) = compile(&a.grammar, &g, &cfg)?;
+        let (again, t) = compile(path, &g, &cfg)?;
         compile_times.push(t);
         c = again;
     }
     let compile_us = median_us(&compile_times);
 
-    let recognizer = Recognizer::new(&g).map_err(|e| CliError::lib(&a.grammar, e))?;
+    let recognizer = Recognizer::new(&g).map_err(|e| CliError::lib(path, e))?;
     let all = load_docs(&a.docs, a.field.as_deref())?;
     let n_all = all.len();
     let docs: Vec<Doc> = all
@@ -104,7 +108,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
 
     let n = a.samples.max(1) as f64;
     let report = Report {
-        grammar: a.grammar.clone(),
+        grammar: path.clone(),
         docs: a.docs.clone(),
         compiles: compile_times.len(),
         compile_us,

@@ -11,11 +11,16 @@ use cdiff::{Constraint, Grammar, Partial, Verdict};
 
 use super::args::CheckArgs;
 use super::{compile, config, jsonobj, load_grammar, micros, read_text, CliError};
+use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 
 /// Runs `cdiff check`.
 pub fn run(a: &CheckArgs) -> Result<(), CliError> {
-    let g = load_grammar(&a.grammar, a.start.as_deref())?;
-    let (c, _) = compile(&a.grammar, &g, &config(a.budget))?;
+    let (g, path) = match (&a.json_schema, &a.grammar) {
+        (Some(schema), _) => (load_schema(schema, a.explain)?, schema),
+        (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
+        (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
+    };
+    let (c, _) = compile(path, &g, &config(a.budget))?;
     let mut checker = Checker {
         c: &c,
         g: &g,
@@ -56,6 +61,55 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
             "give a partial output file or --jsonl CASES.jsonl".into(),
         )),
     }
+}
+
+/// Builds the grammar of a JSON Schema file. The keywords it does not
+/// enforce are summarised on stderr, or listed with the grammar on stdout
+/// with `explain`.
+pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliError> {
+    let text = read_text(path)?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| {
+        CliError::lib(
+            path,
+            cdiff::Error::new(
+                cdiff::ErrorKind::Grammar,
+                format!("schema is not JSON: {e}"),
+            ),
+        )
+    })?;
+    let (g, unenforced) = json_schema_to_grammar(&v, &SchemaOptions::default())
+        .map_err(|e| CliError::lib(path, e))?;
+    if explain {
+        let mut out = io::stdout().lock();
+        let w =
+            |out: &mut io::StdoutLock<'_>, s: String| writeln!(out, "{s}").map_err(CliError::Write);
+        if unenforced.is_empty() {
+            w(&mut out, "every constraining keyword is enforced".into())?;
+        } else {
+            w(
+                &mut out,
+                format!(
+                    "{} keyword(s) not or only approximately enforced:",
+                    unenforced.len()
+                ),
+            )?;
+        }
+        for u in &unenforced {
+            w(&mut out, format!("  {u}"))?;
+        }
+        w(&mut out, format!("grammar:\n{g}"))?;
+    } else if !unenforced.is_empty() {
+        let names: Vec<String> = unenforced
+            .iter()
+            .map(|u| format!("{} at {}", u.keyword, u.pointer))
+            .collect();
+        eprintln!(
+            "warning: {} schema keyword(s) not or only approximately enforced (see --explain): {}",
+            unenforced.len(),
+            names.join(", ")
+        );
+    }
+    Ok(g)
 }
 
 /// A compiled grammar plus the independent recognizer, built on first need.

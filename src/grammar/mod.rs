@@ -14,6 +14,8 @@ pub mod ast;
 pub mod gbnf;
 pub mod lark;
 pub mod normal;
+pub mod schema;
 
 pub use ast::{Expr, Grammar, Rule, RuleId, TermId, Terminal};
 pub use normal::{Cfg, NtId, Sym};
+pub use schema::{json_schema_to_grammar, SchemaOptions, Unenforced};

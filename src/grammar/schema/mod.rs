@@ -1,0 +1,1534 @@
+//! JSON Schema (draft 2020-12, as used in practice) to [`Grammar`].
+//!
+//! [`json_schema_to_grammar`] builds the grammar value directly: terminals
+//! are `regex-syntax` patterns for JSON tokens (punctuation, literals, strings
+//! and numbers, possibly restricted), rules are [`Expr`] trees, one rule per
+//! schema location (so `$ref` recursion is simply a recursive rule), and JSON
+//! whitespace is an ignored `WS` terminal. The general `STRING` and `NUMBER`
+//! terminals are always present, so maximal munch splits a text into exactly
+//! the JSON tokens whatever the schema restricts.
+//!
+//! # What is enforced, exactly or approximately
+//!
+//! * `type` (string or list; `integer` accepts `3` and `3.0`, not `3e0`),
+//!   `null`, booleans, `true`/`false` schemas, `{}` = any JSON value.
+//! * `properties`, `required`, `additionalProperties` (`false`, `true`,
+//!   absent or a schema). **Declared properties appear in schema order**;
+//!   optional ones may be omitted. Extra properties (when allowed) come
+//!   *after* the declared ones, and their keys are any JSON string whose
+//!   unescaped text is not a declared name (a key written with escapes
+//!   counts as different from every declared name — an over-approximation).
+//!   Declared keys are accepted only in their canonical JSON spelling
+//!   (`serde_json`'s escaping). Names in `required` that are not declared are
+//!   added, after the declared ones, with the `additionalProperties` schema.
+//! * `items`, `prefixItems` (and the draft-7 array form of `items` with
+//!   `additionalItems`), `minItems`/`maxItems` by explicit expansion; bounds
+//!   above [`SchemaOptions::max_items`] are widened (reported).
+//! * `enum`, `const`: any JSON value, serialised with object keys in the
+//!   order of the schema value; whitespace allowed between tokens. Numbers
+//!   must be written as `serde_json` writes them (integers may add `.0`).
+//!   Values of the wrong `type` are dropped; other sibling keywords are not
+//!   checked against the listed values (reported).
+//! * `anyOf`; `oneOf` as `anyOf` (exclusivity not enforced, reported);
+//!   `allOf` by merging the subschemas (types intersected, properties and
+//!   `required` united, bounds tightened, `enum`s intersected, differing
+//!   subschemas of one keyword combined with a nested `allOf`); sibling
+//!   keywords of `anyOf`/`oneOf` are merged into each branch. A keyword that
+//!   cannot be merged is reported (an error in strict mode).
+//! * `$ref` to local JSON pointers (`#`, `#/$defs/a~1b`, percent-encoding) and
+//!   to `$anchor`s; recursion allowed. Remote references are errors.
+//! * `pattern`: ECMA regex with search semantics (see [`regex`]); lengths
+//!   combine with a pattern only when the pattern is one repeated class
+//!   (`^[a-z]+$`), otherwise the lengths are reported as not enforced.
+//! * `format`: see [`format::content_regex`]; an unknown format is reported.
+//!   A string with both `pattern` and `format` enforces the pattern only.
+//! * `minLength`/`maxLength` as a counted repetition of one JSON string
+//!   character (an unescaped character or one escape; a surrogate pair
+//!   written as two `\u` escapes counts as two). Bounds above
+//!   [`SchemaOptions::max_length`] are widened (reported).
+//! * `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (also the
+//!   draft-4 boolean form): exact for integers; for `number`, exact on
+//!   numbers without exponent when the bounds are integers (a bound with a
+//!   fraction is widened to the next integer for non-integer values,
+//!   reported); a bounded number may not use an exponent.
+//!
+//! Everything else that constrains (`not`, `if`, `multipleOf`,
+//! `uniqueItems`, `contains`, `patternProperties`, `propertyNames`,
+//! `minProperties`, `dependentRequired`, `unevaluated*`, …) is not enforced:
+//! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
+//! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
+//! Annotations (`title`, `description`, `default`, `examples`, `$schema`,
+//! `$id`, `$comment`, …) are ignored silently; unknown keywords are listed
+//! as approximations (they have no effect in draft 2020-12).
+
+pub mod format;
+pub mod number;
+pub mod regex;
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::grammar::{Expr, Grammar, Rule, RuleId, TermId, Terminal};
+
+/// Options of [`json_schema_to_grammar`].
+#[derive(Clone, Debug)]
+pub struct SchemaOptions {
+    /// Fail on a keyword that is not enforced instead of listing it.
+    pub strict: bool,
+    /// Largest `minItems`/`maxItems` expanded; larger bounds are widened.
+    pub max_items: u64,
+    /// Largest `minLength`/`maxLength` expanded; larger bounds are widened.
+    pub max_length: u64,
+    /// Deepest nesting of schemas (and of `enum`/`const` values) accepted.
+    pub max_depth: usize,
+    /// Most grammar rules generated.
+    pub max_rules: usize,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> SchemaOptions {
+        SchemaOptions {
+            strict: false,
+            max_items: 64,
+            max_length: 256,
+            max_depth: 200,
+            max_rules: 100_000,
+        }
+    }
+}
+
+/// A schema keyword that the grammar does not (or only approximately)
+/// enforce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unenforced {
+    /// The keyword, e.g. `multipleOf`.
+    pub keyword: String,
+    /// JSON pointer of the schema holding it (`#/properties/a`).
+    pub pointer: String,
+    /// What happens instead.
+    pub reason: String,
+    /// `true` for a documented approximation (enforced in part), `false` for
+    /// a keyword that is ignored altogether.
+    pub approximate: bool,
+}
+
+impl std::fmt::Display for Unenforced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at {}: {}{}",
+            self.keyword,
+            self.pointer,
+            if self.approximate {
+                "approximated: "
+            } else {
+                "not enforced: "
+            },
+            self.reason
+        )
+    }
+}
+
+/// Keywords that never constrain an instance.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "example",
+    "$schema",
+    "$id",
+    "id",
+    "$comment",
+    "$anchor",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "$defs",
+    "definitions",
+];
+
+/// Keywords handled by this module.
+const HANDLED: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
+    "pattern",
+    "format",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+];
+
+/// Known keywords that constrain and are not enforced.
+const NOT_ENFORCED: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "multipleOf",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$recursiveAnchor",
+];
+
+const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
+const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
+const ESCAPE_RE: &str = r#"\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})"#;
+const NUMBER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
+const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
+
+impl Grammar {
+    /// The grammar of the JSON texts valid for `schema` (see
+    /// [`crate::grammar::schema`]), in strict mode: a keyword that is not
+    /// enforced is an error naming it and its JSON pointer.
+    ///
+    /// ```
+    /// use cdiff::{Constraint, Grammar, Partial};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 12}},
+    ///     "required": ["n"],
+    ///     "additionalProperties": false
+    /// });
+    /// let c = Constraint::compile(&Grammar::from_json_schema(&schema)?)?;
+    /// assert!(c.check(&Partial::complete(r#"{"n": 12}"#))?);
+    /// assert!(!c.check(&Partial::complete(r#"{"n": 13}"#))?);
+    /// assert!(c.check(&Partial::new().text(r#"{"n": 1"#).hole())?);
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Grammar`] for an invalid or unsupported schema,
+    /// [`ErrorKind::SizeLimit`] for a schema too deep or too large.
+    pub fn from_json_schema(schema: &Value) -> Result<Grammar> {
+        let opts = SchemaOptions {
+            strict: true,
+            ..SchemaOptions::default()
+        };
+        Ok(json_schema_to_grammar(schema, &opts)?.0)
+    }
+
+    /// [`Grammar::from_json_schema`] on schema text.
+    ///
+    /// # Errors
+    /// As [`Grammar::from_json_schema`], and for text that is not JSON.
+    pub fn from_json_schema_str(schema: &str) -> Result<Grammar> {
+        let v: Value = serde_json::from_str(schema)
+            .map_err(|e| Error::new(ErrorKind::Grammar, format!("schema is not JSON: {e}")))?;
+        Grammar::from_json_schema(&v)
+    }
+}
+
+/// Builds the grammar of `schema` and lists the keywords it does not enforce
+/// (empty in strict mode, where they are errors).
+///
+/// # Errors
+/// As [`Grammar::from_json_schema`].
+pub fn json_schema_to_grammar(
+    schema: &Value,
+    opts: &SchemaOptions,
+) -> Result<(Grammar, Vec<Unenforced>)> {
+    let mut b = Builder {
+        root: schema,
+        opts,
+        terms: Vec::new(),
+        term_ix: HashMap::new(),
+        rules: Vec::new(),
+        memo: HashMap::new(),
+        unenforced: Vec::new(),
+        depth: 0,
+        any: None,
+    };
+    // Fixed terminals first: their ids are stable and STRING/NUMBER make the
+    // lexer split texts into JSON tokens.
+    let ws = b.term("WS", "[ \\t\\n\\r]+");
+    b.term("STRING", STRING_RE);
+    b.term("NUMBER", NUMBER_RE);
+    let start = b.schema_rule(schema, "#")?;
+    let mut seen = std::collections::HashSet::new();
+    b.unenforced
+        .retain(|u| seen.insert((u.keyword.clone(), u.pointer.clone(), u.reason.clone())));
+    let g = Grammar {
+        terminals: b.terms,
+        rules: b.rules,
+        ignore: vec![ws],
+        start,
+    };
+    Ok((g, b.unenforced))
+}
+
+/// Escapes a JSON pointer token.
+fn ptr_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn err(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Grammar, msg)
+}
+
+/// Decodes `%XX` sequences of a URI fragment.
+fn percent_decode(s: &str) -> Result<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| err(format!("bad percent-encoding in $ref {s:?}")))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| err(format!("$ref {s:?} is not UTF-8")))
+}
+
+struct Builder<'a> {
+    root: &'a Value,
+    opts: &'a SchemaOptions,
+    terms: Vec<Terminal>,
+    term_ix: HashMap<String, TermId>,
+    rules: Vec<Rule>,
+    memo: HashMap<String, RuleId>,
+    unenforced: Vec<Unenforced>,
+    depth: usize,
+    any: Option<RuleId>,
+}
+
+/// The JSON types, in the order alternatives are generated.
+const TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "string", "number", "integer",
+];
+
+impl<'a> Builder<'a> {
+    fn term(&mut self, name: &str, pattern: &str) -> TermId {
+        if let Some(&t) = self.term_ix.get(pattern) {
+            return t;
+        }
+        let t = TermId(self.terms.len() as u32);
+        let name = if name.starts_with('"') {
+            name.to_string()
+        } else if self.terms.iter().any(|x| x.name == name) {
+            format!("{name}_{}", self.terms.len())
+        } else {
+            name.to_string()
+        };
+        self.terms.push(Terminal {
+            name,
+            pattern: pattern.to_string(),
+        });
+        self.term_ix.insert(pattern.to_string(), t);
+        t
+    }
+
+    /// A terminal for the exact text `s`.
+    fn lit(&mut self, s: &str) -> Expr {
+        let name = serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"));
+        Expr::Term(self.term(&name, &regex_syntax::escape(s)))
+    }
+
+    fn report(
+        &mut self,
+        keyword: &str,
+        pointer: &str,
+        reason: impl Into<String>,
+        approximate: bool,
+    ) -> Result<()> {
+        let reason = reason.into();
+        if self.opts.strict && !approximate {
+            return Err(err(format!(
+                "keyword {keyword} at {pointer} is not supported: {reason}"
+            )));
+        }
+        self.unenforced.push(Unenforced {
+            keyword: keyword.to_string(),
+            pointer: pointer.to_string(),
+            reason,
+            approximate,
+        });
+        Ok(())
+    }
+
+    fn new_rule(&mut self, name: String) -> Result<RuleId> {
+        if self.rules.len() >= self.opts.max_rules {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!(
+                    "the schema needs more than {} grammar rules",
+                    self.opts.max_rules
+                ),
+            ));
+        }
+        self.rules.push(Rule {
+            name,
+            expr: Expr::Empty,
+        });
+        Ok(RuleId(self.rules.len() as u32 - 1))
+    }
+
+    fn enter(&mut self, ptr: &str) -> Result<()> {
+        self.depth += 1;
+        if self.depth > self.opts.max_depth {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!(
+                    "schema nested deeper than {} levels at {ptr}",
+                    self.opts.max_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The rule for the schema `v` at pointer `ptr` (memoised by pointer).
+    fn schema_rule(&mut self, v: &Value, ptr: &str) -> Result<RuleId> {
+        if let Some(&r) = self.memo.get(ptr) {
+            return Ok(r);
+        }
+        let r = self.new_rule(format!("s{}", self.rules.len()))?;
+        self.memo.insert(ptr.to_string(), r);
+        self.enter(ptr)?;
+        let e = self.schema_expr(v, ptr);
+        self.depth -= 1;
+        self.rules[r.0 as usize].expr = e?;
+        Ok(r)
+    }
+
+    /// Resolves a local `$ref`: the target and its canonical pointer.
+    fn resolve(&mut self, r: &str, at: &str) -> Result<(&'a Value, String)> {
+        let root = self.root;
+        let Some(frag) = r.strip_prefix('#') else {
+            // A reference to the document itself by its `$id`.
+            let id = root.get("$id").and_then(Value::as_str);
+            if let Some((base, frag)) = r.split_once('#') {
+                if id == Some(base) {
+                    return self.resolve(&format!("#{frag}"), at);
+                }
+            } else if id == Some(r) {
+                return Ok((root, "#".into()));
+            }
+            return Err(err(format!("remote $ref {r:?} at {at} is not supported")));
+        };
+        let frag = percent_decode(frag)?;
+        if frag.is_empty() {
+            return Ok((root, "#".into()));
+        }
+        if let Some(path) = frag.strip_prefix('/') {
+            let mut cur = root;
+            let mut canon = String::from("#");
+            for tok in path.split('/') {
+                let key = tok.replace("~1", "/").replace("~0", "~");
+                cur = match cur {
+                    Value::Object(m) => m.get(&key),
+                    Value::Array(a) => key.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                }
+                .ok_or_else(|| err(format!("$ref {r:?} at {at} points to nothing")))?;
+                canon.push('/');
+                canon.push_str(&ptr_token(&key));
+            }
+            return Ok((cur, canon));
+        }
+        // A plain-name fragment: an `$anchor`.
+        find_anchor(root, &frag, "#".into(), 0)
+            .ok_or_else(|| err(format!("$ref {r:?} at {at}: no $anchor {frag:?}")))
+    }
+
+    fn schema_expr(&mut self, v: &Value, ptr: &str) -> Result<Expr> {
+        let m = match v {
+            Value::Bool(true) => return Ok(Expr::Rule(self.any_value()?)),
+            Value::Bool(false) => return Ok(Expr::Alt(Vec::new())),
+            Value::Object(m) => m,
+            _ => {
+                return Err(err(format!(
+                    "the schema at {ptr} is not an object or a boolean"
+                )))
+            }
+        };
+        let constraining = |k: &String| !ANNOTATIONS.contains(&k.as_str());
+        // $ref: alone, a reference to the target's rule; with siblings, merged.
+        if let Some(r) = m.get("$ref") {
+            let r = r
+                .as_str()
+                .ok_or_else(|| err(format!("$ref at {ptr} is not a string")))?;
+            let (target, tptr) = self.resolve(r, ptr)?;
+            if m.keys().filter(|k| constraining(k)).count() == 1 {
+                return Ok(Expr::Rule(self.schema_rule(target, &tptr)?));
+            }
+            let merged = self.flatten(v, ptr, 0)?;
+            return self.object_schema(&merged, &format!("{ptr}/$ref+"));
+        }
+        if m.contains_key("allOf") {
+            let merged = self.flatten(v, ptr, 0)?;
+            return self.object_schema(&merged, &format!("{ptr}/allOf+"));
+        }
+        self.object_schema(m, ptr)
+    }
+
+    /// Inlines top-level `$ref`s and `allOf`s of `v` into one keyword map.
+    fn flatten(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Map<String, Value>> {
+        if depth > 32 {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!("$ref/allOf chain deeper than 32 at {ptr} (recursive allOf?)"),
+            ));
+        }
+        let m = match v {
+            Value::Bool(true) => return Ok(Map::new()),
+            Value::Bool(false) => {
+                let mut m = Map::new();
+                m.insert("type".into(), Value::Array(Vec::new()));
+                return Ok(m);
+            }
+            Value::Object(m) => m,
+            _ => {
+                return Err(err(format!(
+                    "the schema at {ptr} is not an object or a boolean"
+                )))
+            }
+        };
+        let mut out = Map::new();
+        for (k, x) in m {
+            if k != "$ref" && k != "allOf" {
+                out.insert(k.clone(), x.clone());
+            }
+        }
+        if let Some(r) = m.get("$ref") {
+            let r = r
+                .as_str()
+                .ok_or_else(|| err(format!("$ref at {ptr} is not a string")))?;
+            let (target, tptr) = self.resolve(r, ptr)?;
+            let t = self.flatten(target, &tptr, depth + 1)?;
+            out = self.merge(out, t, ptr)?;
+        }
+        if let Some(all) = m.get("allOf") {
+            let all = all
+                .as_array()
+                .ok_or_else(|| err(format!("allOf at {ptr} is not an array")))?;
+            for (i, s) in all.iter().enumerate() {
+                let t = self.flatten(s, &format!("{ptr}/allOf/{i}"), depth + 1)?;
+                out = self.merge(out, t, ptr)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Merges two keyword maps as `allOf` would.
+    fn merge(
+        &mut self,
+        mut a: Map<String, Value>,
+        b: Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Map<String, Value>> {
+        for (k, y) in b {
+            let Some(x) = a.get(&k).cloned() else {
+                a.insert(k, y);
+                continue;
+            };
+            if x == y {
+                continue;
+            }
+            let num = |v: &Value| v.as_f64();
+            let merged = match k.as_str() {
+                "type" => {
+                    let tx = type_set(&x);
+                    let ty = type_set(&y);
+                    let mut out = Vec::new();
+                    for t in TYPES {
+                        let has = |s: &[String], t: &str| {
+                            s.iter().any(|u| u == t)
+                                || (t == "integer" && s.iter().any(|u| u == "number"))
+                        };
+                        if has(&tx, t)
+                            && has(&ty, t)
+                            && !(t == "integer" && out.iter().any(|u: &Value| u == "number"))
+                        {
+                            out.push(Value::String(t.into()));
+                        }
+                    }
+                    Value::Array(out)
+                }
+                "properties" | "$defs" | "definitions" => {
+                    let (Value::Object(mut px), Value::Object(py)) = (x, y) else {
+                        return Err(err(format!("{k} at {ptr} is not an object")));
+                    };
+                    for (name, s) in py {
+                        let v = match px.get(&name) {
+                            Some(old) if *old != s => {
+                                serde_json::json!({ "allOf": [old.clone(), s] })
+                            }
+                            Some(old) => old.clone(),
+                            None => s,
+                        };
+                        px.insert(name, v);
+                    }
+                    Value::Object(px)
+                }
+                "required" => {
+                    let mut r = x.as_array().cloned().unwrap_or_default();
+                    for n in y.as_array().cloned().unwrap_or_default() {
+                        if !r.contains(&n) {
+                            r.push(n);
+                        }
+                    }
+                    Value::Array(r)
+                }
+                "minimum" | "minLength" | "minItems" | "exclusiveMinimum"
+                    if num(&x).is_some() && num(&y).is_some() =>
+                {
+                    if num(&x) >= num(&y) {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                "maximum" | "maxLength" | "maxItems" | "exclusiveMaximum"
+                    if num(&x).is_some() && num(&y).is_some() =>
+                {
+                    if num(&x) <= num(&y) {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                "enum" => {
+                    let ys = y.as_array().cloned().unwrap_or_default();
+                    Value::Array(
+                        x.as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .filter(|v| ys.contains(v))
+                            .collect(),
+                    )
+                }
+                "const" => {
+                    // Two different constants: nothing is valid.
+                    a.remove("const");
+                    a.insert("enum".into(), Value::Array(Vec::new()));
+                    continue;
+                }
+                "anyOf" | "oneOf" => {
+                    let xs = x.as_array().cloned().unwrap_or_default();
+                    let ys = y.as_array().cloned().unwrap_or_default();
+                    if xs.len() * ys.len() > 256 {
+                        return Err(err(format!(
+                            "allOf at {ptr}: combining two {k} lists gives more than 256 branches"
+                        )));
+                    }
+                    let mut out = Vec::new();
+                    for p in &xs {
+                        for q in &ys {
+                            out.push(serde_json::json!({ "allOf": [p, q] }));
+                        }
+                    }
+                    Value::Array(out)
+                }
+                "items" | "additionalProperties" | "additionalItems" | "not" | "contains"
+                    if !x.is_array() && !y.is_array() =>
+                {
+                    serde_json::json!({ "allOf": [x, y] })
+                }
+                _ if ANNOTATIONS.contains(&k.as_str()) => x,
+                _ => {
+                    self.report(
+                        "allOf",
+                        ptr,
+                        format!("two different values of {k} cannot be merged; the first is kept"),
+                        false,
+                    )?;
+                    x
+                }
+            };
+            a.insert(k, merged);
+        }
+        Ok(a)
+    }
+
+    /// The grammar of a schema object without top-level `$ref`/`allOf`.
+    fn object_schema(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        self.enter(ptr)?;
+        let r = self.object_schema_inner(m, ptr);
+        self.depth -= 1;
+        r
+    }
+
+    fn object_schema_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        // Keyword accounting.
+        for k in m.keys() {
+            let k = k.as_str();
+            if ANNOTATIONS.contains(&k) || HANDLED.contains(&k) {
+                continue;
+            }
+            let trivial = match (k, &m[k]) {
+                ("uniqueItems", Value::Bool(false)) => true,
+                ("minProperties", v) => v.as_u64() == Some(0),
+                ("patternProperties", Value::Object(p)) => p.is_empty(),
+                ("not", Value::Bool(false)) => true,
+                _ => false,
+            };
+            if trivial || k == "patternProperties" {
+                continue;
+            }
+            if NOT_ENFORCED.contains(&k) {
+                self.report(k, ptr, "ignored", false)?;
+            } else if k != "then" && k != "else" {
+                self.report(k, ptr, "unknown keyword, ignored", true)?;
+            }
+        }
+        if m.contains_key("$ref") || m.contains_key("allOf") {
+            // Left over by a merge (nested allOf inside merged pieces).
+            let merged = self.flatten(&Value::Object(m.clone()), ptr, 0)?;
+            if merged.contains_key("$ref") || merged.contains_key("allOf") {
+                return Err(err(format!("allOf at {ptr} could not be flattened")));
+            }
+            return self.object_schema(&merged, &format!("{ptr}+"));
+        }
+        // anyOf / oneOf, with the siblings merged into each branch.
+        let any = m.get("anyOf").cloned();
+        let one = m.get("oneOf").cloned();
+        if any.is_some() || one.is_some() {
+            let mut siblings = m.clone();
+            siblings.remove("anyOf");
+            siblings.remove("oneOf");
+            let lists: Vec<(&str, Vec<Value>)> = [("anyOf", any), ("oneOf", one)]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .map(|(k, v)| match v {
+                    Value::Array(a) => Ok((k, a)),
+                    _ => Err(err(format!("{k} at {ptr} is not an array"))),
+                })
+                .collect::<Result<_>>()?;
+            if lists.iter().any(|(k, _)| *k == "oneOf") {
+                self.report(
+                    "oneOf",
+                    ptr,
+                    "treated as anyOf (exclusivity not enforced)",
+                    true,
+                )?;
+            }
+            let has_siblings = siblings.keys().any(|k| !ANNOTATIONS.contains(&k.as_str()));
+            let mut branches: Vec<(Value, String)> = Vec::new();
+            if lists.len() == 2 {
+                for (i, p) in lists[0].1.iter().enumerate() {
+                    for (j, q) in lists[1].1.iter().enumerate() {
+                        branches.push((
+                            serde_json::json!({ "allOf": [p, q] }),
+                            format!("{ptr}/anyOf/{i}+oneOf/{j}"),
+                        ));
+                    }
+                }
+            } else {
+                let (k, list) = &lists[0];
+                for (i, b) in list.iter().enumerate() {
+                    branches.push((b.clone(), format!("{ptr}/{k}/{i}")));
+                }
+            }
+            let mut alts = Vec::new();
+            for (b, bptr) in branches {
+                if has_siblings {
+                    let bm = self.flatten(&b, &bptr, 0)?;
+                    let merged = self.merge(siblings.clone(), bm, ptr)?;
+                    let r = self.new_rule(format!("s{}", self.rules.len()))?;
+                    let e = self.object_schema(&merged, &format!("{bptr}+"))?;
+                    self.rules[r.0 as usize].expr = e;
+                    alts.push(Expr::Rule(r));
+                } else {
+                    alts.push(Expr::Rule(self.schema_rule(&b, &bptr)?));
+                }
+            }
+            return Ok(Expr::Alt(alts));
+        }
+        // The allowed types.
+        let types: Vec<String> = match m.get("type") {
+            None => TYPES.iter().map(|s| s.to_string()).collect(),
+            Some(t) => {
+                let s = type_set(t);
+                if s.is_empty() && !matches!(t, Value::Array(_)) {
+                    return Err(err(format!(
+                        "type at {ptr} is not a type name or a list of them"
+                    )));
+                }
+                s
+            }
+        };
+        let allows = |t: &str| types.iter().any(|u| u == t);
+        // enum / const.
+        if m.contains_key("enum") || m.contains_key("const") {
+            let mut values: Vec<Value> = match m.get("enum") {
+                Some(Value::Array(a)) => a.clone(),
+                Some(_) => return Err(err(format!("enum at {ptr} is not an array"))),
+                None => vec![m["const"].clone()],
+            };
+            if let (Some(c), true) = (m.get("const"), m.contains_key("enum")) {
+                values.retain(|v| v == c);
+            }
+            values.retain(|v| value_has_type(v, &types));
+            for k in m.keys() {
+                if HANDLED.contains(&k.as_str()) && !["enum", "const", "type"].contains(&k.as_str())
+                {
+                    self.report(k, ptr, "not checked against the enum/const values", false)?;
+                }
+            }
+            let mut alts = Vec::new();
+            for v in &values {
+                alts.push(self.literal(v, 0)?);
+            }
+            return Ok(Expr::Alt(alts));
+        }
+        let mut alts = Vec::new();
+        for t in TYPES {
+            if !allows(t) || (t == "integer" && allows("number")) {
+                continue;
+            }
+            let e = match t {
+                "null" => self.lit("null"),
+                "boolean" => {
+                    let (a, b) = (self.lit("true"), self.lit("false"));
+                    Expr::Alt(vec![a, b])
+                }
+                "object" => self.object(m, ptr)?,
+                "array" => self.array(m, ptr)?,
+                "string" => self.string(m, ptr)?,
+                _ => self.number(m, ptr, t == "integer")?,
+            };
+            alts.push(e);
+        }
+        Ok(if alts.len() == 1 {
+            alts.pop().unwrap_or(Expr::Empty)
+        } else {
+            Expr::Alt(alts)
+        })
+    }
+
+    /// A rule for a subschema at `ptr/key` (or at `ptr/key/idx`).
+    fn sub(&mut self, v: &Value, ptr: &str) -> Result<Expr> {
+        Ok(Expr::Rule(self.schema_rule(v, ptr)?))
+    }
+
+    fn object(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        let empty = Map::new();
+        let props = match m.get("properties") {
+            None => &empty,
+            Some(Value::Object(p)) => p,
+            Some(_) => return Err(err(format!("properties at {ptr} is not an object"))),
+        };
+        let required: Vec<String> = match m.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect(),
+            Some(_) => return Err(err(format!("required at {ptr} is not an array"))),
+        };
+        // Extra properties: (key expression, value expression) or none.
+        let pattern_props = match m.get("patternProperties") {
+            Some(Value::Object(p)) if !p.is_empty() => Some(p),
+            _ => None,
+        };
+        let addl_ptr = format!("{ptr}/additionalProperties");
+        let mut extra_value: Option<Expr> = match m.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => Some(Expr::Rule(self.any_value()?)),
+            Some(Value::Bool(false)) => None,
+            Some(s) => Some(self.sub(s, &addl_ptr)?),
+        };
+        let mut extra_key_names: Vec<String> = props.keys().cloned().collect();
+        // Required names that are not declared become declared properties
+        // with the additionalProperties schema.
+        let mut declared: Vec<(String, Option<Expr>, bool)> = Vec::new();
+        for (name, s) in props {
+            let e = self.sub(s, &format!("{ptr}/properties/{}", ptr_token(name)))?;
+            declared.push((name.clone(), Some(e), required.contains(name)));
+        }
+        for name in &required {
+            if !props.contains_key(name) {
+                declared.push((name.clone(), extra_value.clone(), true));
+                extra_key_names.push(name.clone());
+            }
+        }
+        let extra_key = if let Some(pp) = pattern_props {
+            // Over-approximation: any key matching one of the patterns may
+            // take any of the pattern values.
+            self.report(
+                "patternProperties",
+                ptr,
+                "keys matching a pattern may take the value of any pattern property",
+                true,
+            )?;
+            let mut vals = Vec::new();
+            for (i, (p, s)) in pp.iter().enumerate() {
+                let _ = i;
+                vals.push(self.sub(s, &format!("{ptr}/patternProperties/{}", ptr_token(p)))?);
+            }
+            if let Some(e) = extra_value.take() {
+                vals.push(e);
+                extra_value = Some(Expr::Alt(vals));
+                Some(self.extra_key_term(&extra_key_names))
+            } else {
+                let mut keys = Vec::new();
+                for p in pp.keys() {
+                    match regex::pattern_terminal(p) {
+                        Ok(t) => keys.push(Expr::Term(self.term("KEY", &t))),
+                        Err(e) => {
+                            self.report(
+                                "patternProperties",
+                                ptr,
+                                format!("{e}; any key allowed"),
+                                false,
+                            )?;
+                            keys.push(Expr::Term(self.term("STRING", STRING_RE)));
+                        }
+                    }
+                }
+                extra_value = Some(Expr::Alt(vals));
+                Some(Expr::Alt(keys))
+            }
+        } else if extra_value.is_some() {
+            Some(self.extra_key_term(&extra_key_names))
+        } else {
+            None
+        };
+        let colon = self.lit(":");
+        let comma = self.lit(",");
+        let extra = match (extra_key, extra_value) {
+            (Some(k), Some(v)) => Some(Expr::Seq(vec![k, colon.clone(), v])),
+            _ => None,
+        };
+        // after[i]: members from i on, at least one already written.
+        // first[i]: members from i on, none written yet.
+        let n = declared.len();
+        let mut after_next = match &extra {
+            Some(e) => Expr::Star(Box::new(Expr::Seq(vec![comma.clone(), e.clone()]))),
+            None => Expr::Empty,
+        };
+        let mut first_next = match &extra {
+            Some(e) => Expr::Opt(Box::new(Expr::Seq(vec![
+                e.clone(),
+                Expr::Star(Box::new(Expr::Seq(vec![comma.clone(), e.clone()]))),
+            ]))),
+            None => Expr::Empty,
+        };
+        for i in (0..n).rev() {
+            let (name, value, req) = &declared[i];
+            let key = {
+                let text = serde_json::to_string(name)
+                    .map_err(|e| err(format!("property name at {ptr}: {e}")))?;
+                self.lit(&text)
+            };
+            let value = value.clone().unwrap_or(Expr::Alt(Vec::new()));
+            let member = Expr::Seq(vec![key, colon.clone(), value]);
+            let ra = self.new_rule(format!("s{}_after{i}", self.rules.len()))?;
+            self.rules[ra.0 as usize].expr = after_next;
+            let rf = self.new_rule(format!("s{}_first{i}", self.rules.len()))?;
+            self.rules[rf.0 as usize].expr = first_next;
+            let with = |lead: Option<&Expr>| {
+                let mut s = Vec::new();
+                if let Some(c) = lead {
+                    s.push(c.clone());
+                }
+                s.push(member.clone());
+                s.push(Expr::Rule(ra));
+                Expr::Seq(s)
+            };
+            after_next = if *req {
+                with(Some(&comma))
+            } else {
+                Expr::Alt(vec![with(Some(&comma)), Expr::Rule(ra)])
+            };
+            first_next = if *req {
+                with(None)
+            } else {
+                Expr::Alt(vec![with(None), Expr::Rule(rf)])
+            };
+        }
+        let open = self.lit("{");
+        let close = self.lit("}");
+        Ok(Expr::Seq(vec![open, first_next, close]))
+    }
+
+    /// A JSON string whose unescaped text is none of `names` (a key written
+    /// with an escape is always accepted).
+    fn extra_key_term(&mut self, names: &[String]) -> Expr {
+        if names.is_empty() {
+            return Expr::Term(self.term("STRING", STRING_RE));
+        }
+        // A trie of the names.
+        #[derive(Default)]
+        struct Node {
+            end: bool,
+            kids: Vec<(char, Node)>,
+        }
+        let mut root = Node::default();
+        for n in names {
+            let mut cur = &mut root;
+            for c in n.chars() {
+                let i = match cur.kids.iter().position(|(k, _)| *k == c) {
+                    Some(i) => i,
+                    None => {
+                        cur.kids.push((c, Node::default()));
+                        cur.kids.len() - 1
+                    }
+                };
+                cur = &mut cur.kids[i].1;
+            }
+            cur.end = true;
+        }
+        fn not_in(n: &Node, depth: usize) -> String {
+            let rest = format!("{CHAR_RE}*");
+            let mut alts = Vec::new();
+            if !n.end {
+                alts.push(String::new());
+            }
+            let mut class = String::from("[^\"\\\\\\x00-\\x1F");
+            for (c, _) in &n.kids {
+                class.push_str(&regex_syntax::escape(&c.to_string()));
+            }
+            class.push(']');
+            alts.push(format!("{class}{rest}"));
+            alts.push(format!("{ESCAPE_RE}{rest}"));
+            for (c, k) in &n.kids {
+                let plain = (*c as u32) >= 0x20 && *c != '"' && *c != '\\';
+                if plain && depth < 200 {
+                    alts.push(format!(
+                        "{}{}",
+                        regex_syntax::escape(&c.to_string()),
+                        not_in(k, depth + 1)
+                    ));
+                }
+            }
+            format!("(?:{})", alts.join("|"))
+        }
+        let p = format!("\"{}\"", not_in(&root, 0));
+        Expr::Term(self.term("EXTRA_KEY", &p))
+    }
+
+    fn array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        let mut prefix: Vec<Expr> = Vec::new();
+        let mut rest_key = "items";
+        if let Some(p) = m.get("prefixItems") {
+            let a = p
+                .as_array()
+                .ok_or_else(|| err(format!("prefixItems at {ptr} is not an array")))?;
+            for (i, s) in a.iter().enumerate() {
+                prefix.push(self.sub(s, &format!("{ptr}/prefixItems/{i}"))?);
+            }
+        } else if let Some(Value::Array(a)) = m.get("items") {
+            // Draft 4-2019: the tuple form of items, then additionalItems.
+            for (i, s) in a.iter().enumerate() {
+                prefix.push(self.sub(s, &format!("{ptr}/items/{i}"))?);
+            }
+            rest_key = "additionalItems";
+        }
+        let rest: Option<Expr> = match m.get(rest_key) {
+            None | Some(Value::Bool(true)) => Some(Expr::Rule(self.any_value()?)),
+            Some(Value::Bool(false)) => None,
+            Some(s) => Some(self.sub(s, &format!("{ptr}/{rest_key}"))?),
+        };
+        let get = |k: &str| -> Result<Option<u64>> {
+            match m.get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .or_else(|| {
+                        v.as_f64()
+                            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                            .map(|f| f as u64)
+                    })
+                    .map(Some)
+                    .ok_or_else(|| err(format!("{k} at {ptr} is not a nonnegative integer"))),
+            }
+        };
+        let mut min = get("minItems")?.unwrap_or(0);
+        let mut max = get("maxItems")?;
+        let cap = self.opts.max_items;
+        if rest.is_none() {
+            let p = prefix.len() as u64;
+            max = Some(max.map_or(p, |x| x.min(p)));
+        }
+        if max.is_some_and(|x| x > cap.max(prefix.len() as u64)) {
+            self.report(
+                "maxItems",
+                ptr,
+                format!("bounds above {cap} are not expanded; no upper bound"),
+                true,
+            )?;
+            max = None;
+        }
+        if min > cap.max(prefix.len() as u64) {
+            self.report(
+                "minItems",
+                ptr,
+                format!("bounds above {cap} are not expanded; lowered to {cap}"),
+                true,
+            )?;
+            min = cap;
+        }
+        let open = self.lit("[");
+        let close = self.lit("]");
+        if max.is_some_and(|x| x < min) {
+            return Ok(Expr::Alt(Vec::new()));
+        }
+        if max == Some(0) {
+            return Ok(Expr::Seq(vec![open, close]));
+        }
+        let comma = self.lit(",");
+        let never = Expr::Alt(Vec::new());
+        let item = |j: u64| -> Expr {
+            match prefix.get(j as usize) {
+                Some(e) => e.clone(),
+                None => rest.clone().unwrap_or_else(|| never.clone()),
+            }
+        };
+        // tail[j]: items j.. after j items were written.
+        let explicit = max.unwrap_or_else(|| min.max(prefix.len() as u64));
+        let mut next = match (&max, &rest) {
+            (None, Some(r)) => Expr::Star(Box::new(Expr::Seq(vec![comma.clone(), r.clone()]))),
+            _ => Expr::Empty,
+        };
+        for j in (1..explicit).rev() {
+            let r = self.new_rule(format!("s{}_items{j}", self.rules.len()))?;
+            self.rules[r.0 as usize].expr = next;
+            let body = Expr::Seq(vec![comma.clone(), item(j), Expr::Rule(r)]);
+            next = if j < min {
+                body
+            } else {
+                Expr::Opt(Box::new(body))
+            };
+        }
+        let first = if explicit == 0 {
+            // Unbounded with nothing explicit: [] or [x, x, ...].
+            match &rest {
+                Some(r) => Expr::Opt(Box::new(Expr::Seq(vec![r.clone(), next]))),
+                None => Expr::Empty,
+            }
+        } else {
+            let s = Expr::Seq(vec![item(0), next]);
+            if min == 0 {
+                Expr::Opt(Box::new(s))
+            } else {
+                s
+            }
+        };
+        Ok(Expr::Seq(vec![open, first, close]))
+    }
+
+    fn string(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        let get = |k: &str| -> Result<Option<u64>> {
+            match m.get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .or_else(|| {
+                        v.as_f64()
+                            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                            .map(|f| f as u64)
+                    })
+                    .map(Some)
+                    .ok_or_else(|| err(format!("{k} at {ptr} is not a nonnegative integer"))),
+            }
+        };
+        let mut min = get("minLength")?.unwrap_or(0);
+        let mut max = get("maxLength")?;
+        let cap = self.opts.max_length;
+        if max.is_some_and(|x| x > cap) {
+            self.report(
+                "maxLength",
+                ptr,
+                format!("bounds above {cap} are not expanded; no upper bound"),
+                true,
+            )?;
+            max = None;
+        }
+        if min > cap {
+            self.report(
+                "minLength",
+                ptr,
+                format!("bounds above {cap} are not expanded; lowered to {cap}"),
+                true,
+            )?;
+            min = cap;
+        }
+        if max.is_some_and(|x| x < min) {
+            return Ok(Expr::Alt(Vec::new()));
+        }
+        let has_len = min > 0 || max.is_some();
+        let len_names = || {
+            let mut v = Vec::new();
+            if m.contains_key("minLength") {
+                v.push("minLength");
+            }
+            if m.contains_key("maxLength") {
+                v.push("maxLength");
+            }
+            v
+        };
+        if let Some(p) = m.get("pattern") {
+            let p = p
+                .as_str()
+                .ok_or_else(|| err(format!("pattern at {ptr} is not a string")))?;
+            let h = regex::parse_ecma(p).and_then(regex::search_language);
+            match h {
+                Ok(h) => {
+                    if m.contains_key("format") {
+                        self.report("format", ptr, "pattern enforced instead", false)?;
+                    }
+                    let combined = if has_len {
+                        regex::as_class_repetition(&h).map(|(c, lo, hi)| {
+                            let lo = (lo as u64).max(min).min(u32::MAX as u64) as u32;
+                            let hi = match (hi, max) {
+                                (Some(a), Some(b)) => Some((a as u64).min(b) as u32),
+                                (Some(a), None) => Some(a),
+                                (None, b) => b.map(|b| b as u32),
+                            };
+                            (c, lo, hi)
+                        })
+                    } else {
+                        None
+                    };
+                    let pat = match combined {
+                        Some((c, lo, hi)) => {
+                            if hi.is_some_and(|h| h < lo) {
+                                return Ok(Expr::Alt(Vec::new()));
+                            }
+                            regex::class_repetition_terminal(c, lo, hi)
+                        }
+                        None => {
+                            if has_len {
+                                for k in len_names() {
+                                    self.report(k, ptr, "not combined with pattern", false)?;
+                                }
+                            }
+                            regex::json_encode(h).map(|e| format!("\"{e}\""))
+                        }
+                    }
+                    .map_err(|e| err(format!("pattern at {ptr}: {e}")))?;
+                    return Ok(Expr::Term(self.term("PATTERN", &pat)));
+                }
+                Err(e) => {
+                    self.report("pattern", ptr, e, false)?;
+                }
+            }
+        }
+        if let Some(f) = m.get("format").and_then(Value::as_str) {
+            match format::content_regex(f) {
+                Some(c) => {
+                    if has_len {
+                        for k in len_names() {
+                            self.report(k, ptr, "not combined with format", false)?;
+                        }
+                    }
+                    let pat = regex::content_terminal(&c)
+                        .map_err(|e| err(format!("format at {ptr}: {e}")))?;
+                    return Ok(Expr::Term(self.term(
+                        &format!("FORMAT_{}", f.replace('-', "_").to_uppercase()),
+                        &pat,
+                    )));
+                }
+                None => self.report("format", ptr, format!("unknown format {f:?}"), false)?,
+            }
+        }
+        if has_len {
+            let pat = match max {
+                Some(x) => format!("\"{CHAR_RE}{{{min},{x}}}\""),
+                None => format!("\"{CHAR_RE}{{{min},}}\""),
+            };
+            return Ok(Expr::Term(self.term("STRING_LEN", &pat)));
+        }
+        Ok(Expr::Term(self.term("STRING", STRING_RE)))
+    }
+
+    fn number(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Expr> {
+        // Bounds as (value, exclusive).
+        let mut lo: Option<(f64, bool)> = None;
+        let mut hi: Option<(f64, bool)> = None;
+        let tighten_lo = |b: &mut Option<(f64, bool)>, v: f64, ex: bool| {
+            if b.is_none_or(|(x, xe)| v > x || (v == x && ex && !xe)) {
+                *b = Some((v, ex));
+            }
+        };
+        let tighten_hi = |b: &mut Option<(f64, bool)>, v: f64, ex: bool| {
+            if b.is_none_or(|(x, xe)| v < x || (v == x && ex && !xe)) {
+                *b = Some((v, ex));
+            }
+        };
+        let num = |k: &str| -> Result<Option<f64>> {
+            match m.get(k) {
+                None | Some(Value::Bool(_)) => Ok(None),
+                Some(v) => v
+                    .as_f64()
+                    .map(Some)
+                    .ok_or_else(|| err(format!("{k} at {ptr} is not a number"))),
+            }
+        };
+        let old_ex = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+        if let Some(v) = num("minimum")? {
+            tighten_lo(&mut lo, v, old_ex("exclusiveMinimum"));
+        }
+        if let Some(v) = num("maximum")? {
+            tighten_hi(&mut hi, v, old_ex("exclusiveMaximum"));
+        }
+        if let Some(v) = num("exclusiveMinimum")? {
+            tighten_lo(&mut lo, v, true);
+        }
+        if let Some(v) = num("exclusiveMaximum")? {
+            tighten_hi(&mut hi, v, true);
+        }
+        if lo.is_none() && hi.is_none() {
+            let (name, re) = if integer {
+                ("INTEGER", INTEGER_RE)
+            } else {
+                ("NUMBER", NUMBER_RE)
+            };
+            return Ok(Expr::Term(self.term(name, re)));
+        }
+        const LIMIT: f64 = 1e30;
+        // Integer bounds for integer values.
+        let int_lo = lo.and_then(|(v, ex)| {
+            (v.abs() < LIMIT).then(|| {
+                let c = v.ceil();
+                (if ex && c == v { c + 1.0 } else { c }) as i128
+            })
+        });
+        let int_hi = hi.and_then(|(v, ex)| {
+            (v.abs() < LIMIT).then(|| {
+                let f = v.floor();
+                (if ex && f == v { f - 1.0 } else { f }) as i128
+            })
+        });
+        if lo.is_some_and(|(v, _)| v.abs() >= LIMIT) || hi.is_some_and(|(v, _)| v.abs() >= LIMIT) {
+            self.report("minimum", ptr, "bounds beyond 1e30 are not enforced", true)?;
+        }
+        let pat = if integer {
+            number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"))
+        } else {
+            // Non-integer values: integer-part bounds; exact when the bounds
+            // are integers, widened otherwise.
+            let frac_lo = lo.and_then(|(v, _)| (v.abs() < LIMIT).then(|| v.floor() as i128));
+            let frac_hi = hi.and_then(|(v, _)| (v.abs() < LIMIT).then(|| v.ceil() as i128));
+            if lo.is_some_and(|(v, _)| v.fract() != 0.0)
+                || hi.is_some_and(|(v, _)| v.fract() != 0.0)
+            {
+                self.report(
+                    "minimum",
+                    ptr,
+                    "a non-integer bound is widened to the next integer for numbers with a fraction",
+                    true,
+                )?;
+            }
+            let ints = number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"));
+            let fracs = number::fraction_range(frac_lo, frac_hi);
+            match (ints, fracs) {
+                (Some(a), Some(b)) => Some(format!("(?:{a}|{b})")),
+                (a, b) => a.or(b),
+            }
+        };
+        match pat {
+            Some(p) => Ok(Expr::Term(self.term("NUMBER_RANGE", &p))),
+            None => Ok(Expr::Alt(Vec::new())),
+        }
+    }
+
+    /// A JSON value written canonically, whitespace allowed between tokens.
+    fn literal(&mut self, v: &Value, depth: usize) -> Result<Expr> {
+        if depth > self.opts.max_depth {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                "enum/const value nested too deeply",
+            ));
+        }
+        Ok(match v {
+            Value::Null => self.lit("null"),
+            Value::Bool(b) => self.lit(if *b { "true" } else { "false" }),
+            Value::Number(n) => {
+                let as_int = n
+                    .as_i64()
+                    .map(|i| i as i128)
+                    .or_else(|| n.as_u64().map(|u| u as i128))
+                    .or_else(|| {
+                        n.as_f64()
+                            .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                            .map(|f| f as i128)
+                    });
+                let pat = match as_int {
+                    Some(i) => format!(
+                        "{}(?:\\.0+)?",
+                        if i == 0 {
+                            "-?0".to_string()
+                        } else {
+                            regex_syntax::escape(&i.to_string())
+                        }
+                    ),
+                    None => regex_syntax::escape(&n.to_string()),
+                };
+                Expr::Term(self.term(&format!("NUM_{n}"), &pat))
+            }
+            Value::String(_) => {
+                let text = serde_json::to_string(v).map_err(|e| err(e.to_string()))?;
+                self.lit(&text)
+            }
+            Value::Array(a) => {
+                let mut s = vec![self.lit("[")];
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        s.push(self.lit(","));
+                    }
+                    s.push(self.literal(x, depth + 1)?);
+                }
+                s.push(self.lit("]"));
+                Expr::Seq(s)
+            }
+            Value::Object(o) => {
+                let mut s = vec![self.lit("{")];
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        s.push(self.lit(","));
+                    }
+                    let key = serde_json::to_string(k).map_err(|e| err(e.to_string()))?;
+                    s.push(self.lit(&key));
+                    s.push(self.lit(":"));
+                    s.push(self.literal(x, depth + 1)?);
+                }
+                s.push(self.lit("}"));
+                Expr::Seq(s)
+            }
+        })
+    }
+
+    /// The rule of any JSON value (created once).
+    fn any_value(&mut self) -> Result<RuleId> {
+        if let Some(r) = self.any {
+            return Ok(r);
+        }
+        let value = self.new_rule("value".into())?;
+        self.any = Some(value);
+        let string = Expr::Term(self.term("STRING", STRING_RE));
+        let number = Expr::Term(self.term("NUMBER", NUMBER_RE));
+        let (lb, rb, lk, rk, comma, colon) = (
+            self.lit("{"),
+            self.lit("}"),
+            self.lit("["),
+            self.lit("]"),
+            self.lit(","),
+            self.lit(":"),
+        );
+        let v = Expr::Rule(value);
+        let member = Expr::Seq(vec![string.clone(), colon, v.clone()]);
+        let list = |x: Expr| {
+            Expr::Opt(Box::new(Expr::Seq(vec![
+                x.clone(),
+                Expr::Star(Box::new(Expr::Seq(vec![comma.clone(), x]))),
+            ])))
+        };
+        let object = Expr::Seq(vec![lb, list(member), rb]);
+        let array = Expr::Seq(vec![lk, list(v), rk]);
+        let lits = [self.lit("true"), self.lit("false"), self.lit("null")];
+        let mut alts = vec![object, array, string, number];
+        alts.extend(lits);
+        self.rules[value.0 as usize].expr = Expr::Alt(alts);
+        Ok(value)
+    }
+}
+
+fn type_set(t: &Value) -> Vec<String> {
+    match t {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn value_has_type(v: &Value, types: &[String]) -> bool {
+    let has = |t: &str| types.iter().any(|u| u == t);
+    match v {
+        Value::Null => has("null"),
+        Value::Bool(_) => has("boolean"),
+        Value::Number(n) => {
+            has("number")
+                || (has("integer")
+                    && (n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
+        }
+        Value::String(_) => has("string"),
+        Value::Array(_) => has("array"),
+        Value::Object(_) => has("object"),
+    }
+}
+
+/// Finds the schema holding `"$anchor": name`.
+fn find_anchor<'v>(
+    v: &'v Value,
+    name: &str,
+    ptr: String,
+    depth: usize,
+) -> Option<(&'v Value, String)> {
+    if depth > 64 {
+        return None;
+    }
+    match v {
+        Value::Object(m) => {
+            if m.get("$anchor").and_then(Value::as_str) == Some(name) {
+                return Some((v, ptr));
+            }
+            for (k, x) in m {
+                if ["enum", "const", "default", "examples"].contains(&k.as_str()) {
+                    continue;
+                }
+                if let Some(r) = find_anchor(x, name, format!("{ptr}/{}", ptr_token(k)), depth + 1)
+                {
+                    return Some(r);
+                }
+            }
+            None
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| find_anchor(x, name, format!("{ptr}/{i}"), depth + 1)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
