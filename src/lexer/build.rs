@@ -264,6 +264,46 @@ impl Lexer {
         &self.hole_closure[l as usize * w..(l as usize + 1) * w]
     }
 
+    /// Terminals whose languages overlap, as `(a, b, a ⊆ b)` with `a < b` or,
+    /// for a strict subset, `a` the smaller: a lexeme matching both may stand
+    /// for either (for `a ⊆ b` — a keyword inside an identifier — this is the
+    /// rewriting `b → b | a` of Mündler et al., done by the lexer). Sorted.
+    pub fn overlaps(&self) -> Vec<(u32, u32, bool)> {
+        let n = self.n_terms;
+        // Reachable accepting sets of the union DFA (all of its states are reachable).
+        let sets: Vec<&Vec<u32>> = (0..self.dfa.len() as u32)
+            .map(|s| &self.dfa.accept_sets[self.dfa.accept[s as usize] as usize])
+            .collect();
+        let mut together = std::collections::BTreeSet::new();
+        let mut alone = vec![false; n * n]; // alone[a * n + b]: a accepts somewhere b does not
+        for set in &sets {
+            for &a in set.iter() {
+                for b in 0..n as u32 {
+                    if set.binary_search(&b).is_err() {
+                        alone[a as usize * n + b as usize] = true;
+                    }
+                }
+                for &b in set.iter() {
+                    if a < b {
+                        together.insert((a, b));
+                    }
+                }
+            }
+        }
+        together
+            .into_iter()
+            .map(|(a, b)| {
+                let a_in_b = !alone[a as usize * n + b as usize];
+                let b_in_a = !alone[b as usize * n + a as usize];
+                if b_in_a && !a_in_b {
+                    (b, a, true)
+                } else {
+                    (a, b, a_in_b)
+                }
+            })
+            .collect()
+    }
+
     /// Number of states of the lexer automaton.
     pub fn len(&self) -> usize {
         self.states.len()
