@@ -82,7 +82,7 @@ impl Config {
                 "config: rope_scaling is not supported",
             ));
         }
-        if !(self.rope_theta > 0.0) || !(self.rms_norm_eps >= 0.0) {
+        if !valid_positive(self.rope_theta) || !valid_non_negative(self.rms_norm_eps) {
             return Err(Error::new(
                 ErrorKind::Model,
                 "config: rope_theta must be positive and rms_norm_eps non-negative",
@@ -92,15 +92,25 @@ impl Config {
     }
 }
 
+/// `x > 0` and finite.
+pub(crate) fn valid_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// `x >= 0` and finite.
+pub(crate) fn valid_non_negative(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
 /// Checks a head layout: positive, `heads` divides `hidden` into an even head
 /// width, `kv_heads` divides `heads`.
 pub(crate) fn check_heads(hidden: usize, heads: usize, kv_heads: usize) -> Result<()> {
     let ok = hidden > 0
         && heads > 0
         && kv_heads > 0
-        && hidden % heads == 0
-        && (hidden / heads) % 2 == 0
-        && heads % kv_heads == 0;
+        && hidden.is_multiple_of(heads)
+        && (hidden / heads).is_multiple_of(2)
+        && heads.is_multiple_of(kv_heads);
     if ok {
         Ok(())
     } else {

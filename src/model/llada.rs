@@ -10,7 +10,10 @@ use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{embedding, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm, VarBuilder};
 use serde::Deserialize;
 
-use super::dream::{bidirectional_attention, check_heads, check_ids, rope_tables};
+use super::dream::{
+    bidirectional_attention, check_heads, check_ids, rope_tables, valid_non_negative,
+    valid_positive,
+};
 use super::load::model_err;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -165,7 +168,7 @@ impl Config {
         if self.embedding_rows() < self.vocab_size {
             return unsupported("embedding_size smaller than vocab_size");
         }
-        if !(self.rope_theta > 0.0) || !(self.rms_norm_eps >= 0.0) {
+        if !valid_positive(self.rope_theta) || !valid_non_negative(self.rms_norm_eps) {
             return unsupported("rope_theta must be positive and rms_norm_eps non-negative");
         }
         Ok(())
