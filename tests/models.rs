@@ -684,3 +684,21 @@ fn token_bytes_concatenate_back_to_the_text() {
         assert!(tok.token_bytes(eos).is_empty());
     }
 }
+
+#[test]
+fn tiny_model_with_the_real_dream_tokenizer() {
+    let Some(shared) = shared() else { return };
+    let s = Scratch::new("real-tok");
+    let tok_dir = shared.join("tokenizers/dream-v0-instruct-7b");
+    init::init_random(Arch::Dream, Size::Tiny, &s.0, 1, Some(&tok_dir)).unwrap();
+    let mut m = load::load(path_str(&s.0), &Device::Cpu, DType::F32).unwrap();
+    assert_eq!(m.special.mask, 151666);
+    assert_eq!(m.special.eos, 151643);
+    assert_eq!(m.special.n_tokens, 151667);
+    assert_eq!(m.model.vocab_size(), 151680);
+    assert_eq!(m.chat_format, cdiff::model::ChatFormat::ChatMl);
+    let mut ids = m.chat_prompt_ids("Write a JSON object.").unwrap();
+    assert_eq!(ids[0], m.tokenizer.token_id("<|im_start|>").unwrap());
+    ids.extend([151666; 4]);
+    assert_eq!(m.model.forward(&ids).unwrap().dims(), &[ids.len(), 151680]);
+}
