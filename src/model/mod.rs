@@ -6,6 +6,16 @@
 
 use crate::error::Result;
 
+pub mod dream;
+pub mod init;
+pub mod llada;
+pub mod load;
+pub mod tokenizer;
+
+pub use init::{init_random, Size};
+pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
+pub use tokenizer::{ChatFormat, ChatMessage, Tokenizer};
+
 /// A masked-diffusion denoiser: given a canvas of token ids (some of them the
 /// mask id), the logits of every position.
 pub trait Denoiser {

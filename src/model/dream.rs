@@ -1,0 +1,394 @@
+//! Dream (Dream-org/Dream-v0-Instruct-7B, Dream-Coder, DiffuCoder): a Qwen2
+//! transformer body with **bidirectional** attention whose logits are shifted
+//! by one position (row `i` is predicted from hidden state `i - 1`).
+//!
+//! Weight names are those of the Hugging Face checkpoints
+//! (`model.layers.N.self_attn.q_proj`, `lm_head`, ...).
+
+use candle_core::{DType, Device, Module, Tensor};
+use candle_nn::{
+    embedding, linear, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm, VarBuilder,
+};
+use serde::Deserialize;
+
+use super::load::model_err;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The fields of Dream's Hugging Face `config.json` this implementation uses
+/// (unknown fields are ignored).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Config {
+    /// Embedding rows (and logits width).
+    pub vocab_size: usize,
+    /// Width of the residual stream.
+    pub hidden_size: usize,
+    /// Width of the SwiGLU MLP.
+    pub intermediate_size: usize,
+    /// Number of decoder layers.
+    pub num_hidden_layers: usize,
+    /// Number of query heads.
+    pub num_attention_heads: usize,
+    /// Number of key/value heads (grouped-query attention).
+    pub num_key_value_heads: usize,
+    /// RoPE base.
+    pub rope_theta: f64,
+    /// RMSNorm epsilon.
+    pub rms_norm_eps: f64,
+    /// Whether `lm_head` shares the embedding matrix.
+    #[serde(default)]
+    pub tie_word_embeddings: bool,
+    /// Activation of the MLP (only `silu` is supported).
+    #[serde(default = "default_act")]
+    pub hidden_act: String,
+    /// RoPE scaling (only `null` is supported).
+    #[serde(default)]
+    pub rope_scaling: Option<serde_json::Value>,
+}
+
+fn default_act() -> String {
+    "silu".to_string()
+}
+
+impl Config {
+    /// Checks that the configuration describes a model this implementation
+    /// can run (positive sizes, heads dividing the width, SiLU, no RoPE scaling).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Model`] naming the offending field.
+    pub fn validate(&self) -> Result<()> {
+        check_heads(
+            self.hidden_size,
+            self.num_attention_heads,
+            self.num_key_value_heads,
+        )?;
+        if self.vocab_size == 0 || self.intermediate_size == 0 || self.num_hidden_layers == 0 {
+            return Err(Error::new(
+                ErrorKind::Model,
+                "config: vocab_size, intermediate_size and num_hidden_layers must be positive",
+            ));
+        }
+        if self.hidden_act != "silu" {
+            return Err(Error::new(
+                ErrorKind::Model,
+                format!(
+                    "config: unsupported hidden_act {:?} (only \"silu\")",
+                    self.hidden_act
+                ),
+            ));
+        }
+        if self.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
+            return Err(Error::new(
+                ErrorKind::Model,
+                "config: rope_scaling is not supported",
+            ));
+        }
+        if !valid_positive(self.rope_theta) || !valid_non_negative(self.rms_norm_eps) {
+            return Err(Error::new(
+                ErrorKind::Model,
+                "config: rope_theta must be positive and rms_norm_eps non-negative",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `x > 0` and finite.
+pub(crate) fn valid_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// `x >= 0` and finite.
+pub(crate) fn valid_non_negative(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
+/// Checks a head layout: positive, `heads` divides `hidden` into an even head
+/// width, `kv_heads` divides `heads`.
+pub(crate) fn check_heads(hidden: usize, heads: usize, kv_heads: usize) -> Result<()> {
+    let ok = hidden > 0
+        && heads > 0
+        && kv_heads > 0
+        && hidden.is_multiple_of(heads)
+        && (hidden / heads).is_multiple_of(2)
+        && heads.is_multiple_of(kv_heads);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::Model,
+            format!(
+                "config: bad head layout (hidden {hidden}, heads {heads}, kv heads {kv_heads}): \
+                 heads must divide hidden into an even width and kv heads must divide heads"
+            ),
+        ))
+    }
+}
+
+/// RoPE tables `(cos, sin)`, each `[n, head_dim / 2]` in `dtype`, for
+/// positions `0..n` (the "rotate half" convention of Qwen2, LLaMA and OLMo),
+/// computed in f32.
+pub(crate) fn rope_tables(
+    n: usize,
+    head_dim: usize,
+    theta: f64,
+    dtype: DType,
+    device: &Device,
+) -> candle_core::Result<(Tensor, Tensor)> {
+    let half = head_dim / 2;
+    let inv: Vec<f32> = (0..half)
+        .map(|i| (1.0 / theta.powf((2 * i) as f64 / head_dim as f64)) as f32)
+        .collect();
+    let inv = Tensor::from_vec(inv, (1, half), device)?;
+    let pos: Vec<f32> = (0..n).map(|p| p as f32).collect();
+    let pos = Tensor::from_vec(pos, (n, 1), device)?;
+    let freqs = pos.matmul(&inv)?;
+    Ok((freqs.cos()?.to_dtype(dtype)?, freqs.sin()?.to_dtype(dtype)?))
+}
+
+/// Full (non-causal) scaled dot-product attention over `[1, heads, n, d]`
+/// queries and `[1, kv_heads, n, d]` keys/values, with grouped-query sharing
+/// (kv head `j` serves query heads `j * r .. (j + 1) * r`). The softmax runs
+/// in f32. Returns `[1, n, heads * d]`.
+pub(crate) fn bidirectional_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+) -> candle_core::Result<Tensor> {
+    let (b, heads, n, d) = q.dims4()?;
+    let kv_heads = k.dim(1)?;
+    let rep = heads / kv_heads;
+    let expand = |x: &Tensor| -> candle_core::Result<Tensor> {
+        if rep == 1 {
+            Ok(x.clone())
+        } else {
+            x.unsqueeze(2)?
+                .expand((b, kv_heads, rep, n, d))?
+                .reshape((b, heads, n, d))
+        }
+    };
+    let k = expand(k)?.contiguous()?;
+    let v = expand(v)?.contiguous()?;
+    let dtype = q.dtype();
+    let scale = 1.0 / (d as f64).sqrt();
+    let scores = (q.matmul(&k.t()?)? * scale)?.to_dtype(DType::F32)?;
+    let probs = candle_nn::ops::softmax_last_dim(&scores)?.to_dtype(dtype)?;
+    probs
+        .matmul(&v)?
+        .transpose(1, 2)?
+        .reshape((b, n, heads * d))
+}
+
+struct Attention {
+    q_proj: Linear,
+    k_proj: Linear,
+    v_proj: Linear,
+    o_proj: Linear,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+}
+
+impl Attention {
+    fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Attention> {
+        let h = cfg.hidden_size;
+        let head_dim = h / cfg.num_attention_heads;
+        let kv = cfg.num_key_value_heads * head_dim;
+        Ok(Attention {
+            q_proj: linear(h, h, vb.pp("q_proj"))?,
+            k_proj: linear(h, kv, vb.pp("k_proj"))?,
+            v_proj: linear(h, kv, vb.pp("v_proj"))?,
+            o_proj: linear_no_bias(h, h, vb.pp("o_proj"))?,
+            heads: cfg.num_attention_heads,
+            kv_heads: cfg.num_key_value_heads,
+            head_dim,
+        })
+    }
+
+    fn forward(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, n, _) = x.dims3()?;
+        let split = |t: Tensor, heads: usize| -> candle_core::Result<Tensor> {
+            t.reshape((b, n, heads, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let q = split(self.q_proj.forward(x)?, self.heads)?;
+        let k = split(self.k_proj.forward(x)?, self.kv_heads)?;
+        let v = split(self.v_proj.forward(x)?, self.kv_heads)?;
+        let q = candle_nn::rotary_emb::rope(&q, cos, sin)?;
+        let k = candle_nn::rotary_emb::rope(&k, cos, sin)?;
+        let y = bidirectional_attention(&q, &k, &v)?;
+        self.o_proj.forward(&y)
+    }
+}
+
+struct Mlp {
+    gate_proj: Linear,
+    up_proj: Linear,
+    down_proj: Linear,
+}
+
+impl Mlp {
+    fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Mlp> {
+        let (h, i) = (cfg.hidden_size, cfg.intermediate_size);
+        Ok(Mlp {
+            gate_proj: linear_no_bias(h, i, vb.pp("gate_proj"))?,
+            up_proj: linear_no_bias(h, i, vb.pp("up_proj"))?,
+            down_proj: linear_no_bias(i, h, vb.pp("down_proj"))?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let gate = candle_nn::ops::silu(&self.gate_proj.forward(x)?)?;
+        self.down_proj.forward(&(gate * self.up_proj.forward(x)?)?)
+    }
+}
+
+struct DecoderLayer {
+    input_layernorm: RmsNorm,
+    self_attn: Attention,
+    post_attention_layernorm: RmsNorm,
+    mlp: Mlp,
+}
+
+impl DecoderLayer {
+    fn new(cfg: &Config, vb: VarBuilder) -> candle_core::Result<DecoderLayer> {
+        let (h, eps) = (cfg.hidden_size, cfg.rms_norm_eps);
+        Ok(DecoderLayer {
+            input_layernorm: rms_norm(h, eps, vb.pp("input_layernorm"))?,
+            self_attn: Attention::new(cfg, vb.pp("self_attn"))?,
+            post_attention_layernorm: rms_norm(h, eps, vb.pp("post_attention_layernorm"))?,
+            mlp: Mlp::new(cfg, vb.pp("mlp"))?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+        let a = self
+            .self_attn
+            .forward(&self.input_layernorm.forward(x)?, cos, sin)?;
+        let x = (x + a)?;
+        let m = self
+            .mlp
+            .forward(&self.post_attention_layernorm.forward(&x)?)?;
+        x + m
+    }
+}
+
+/// A Dream model: Qwen2 body, bidirectional attention, shifted logits.
+pub struct Model {
+    embed_tokens: Embedding,
+    layers: Vec<DecoderLayer>,
+    norm: RmsNorm,
+    lm_head: Linear,
+    cfg: Config,
+    dtype: DType,
+    device: Device,
+}
+
+impl Model {
+    /// Builds the model from weights named as in the Hugging Face checkpoint
+    /// (`model.embed_tokens`, `model.layers.N...`, `model.norm`, `lm_head`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Model`]: invalid config, missing tensor or wrong shape.
+    pub fn new(cfg: &Config, vb: VarBuilder) -> Result<Model> {
+        cfg.validate()?;
+        Model::build(cfg, vb).map_err(|e| model_err("loading Dream weights", e))
+    }
+
+    fn build(cfg: &Config, vb: VarBuilder) -> candle_core::Result<Model> {
+        let m = vb.pp("model");
+        let embed_tokens = embedding(cfg.vocab_size, cfg.hidden_size, m.pp("embed_tokens"))?;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|i| DecoderLayer::new(cfg, m.pp("layers").pp(i)))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        let norm = rms_norm(cfg.hidden_size, cfg.rms_norm_eps, m.pp("norm"))?;
+        let lm_head = if cfg.tie_word_embeddings {
+            Linear::new(embed_tokens.embeddings().clone(), None)
+        } else {
+            linear_no_bias(cfg.hidden_size, cfg.vocab_size, vb.pp("lm_head"))?
+        };
+        Ok(Model {
+            embed_tokens,
+            layers,
+            norm,
+            lm_head,
+            cfg: cfg.clone(),
+            dtype: vb.dtype(),
+            device: vb.device().clone(),
+        })
+    }
+
+    /// The configuration the model was built from.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Unshifted logits, `[n, vocab_size]` f32: row `i` comes from hidden
+    /// state `i` (so it predicts token `i + 1`). [`Model::logits`] is this
+    /// shifted by one row.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Model`]: a token id past the embedding, or a tensor error.
+    pub fn raw_logits(&self, tokens: &[u32]) -> Result<Tensor> {
+        check_ids(tokens, self.cfg.vocab_size)?;
+        if tokens.is_empty() {
+            return Tensor::zeros((0, self.cfg.vocab_size), DType::F32, &self.device)
+                .map_err(|e| model_err("Dream forward", e));
+        }
+        self.raw(tokens).map_err(|e| model_err("Dream forward", e))
+    }
+
+    fn raw(&self, tokens: &[u32]) -> candle_core::Result<Tensor> {
+        let n = tokens.len();
+        let ids = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
+        let head_dim = self.cfg.hidden_size / self.cfg.num_attention_heads;
+        let (cos, sin) = rope_tables(n, head_dim, self.cfg.rope_theta, self.dtype, &self.device)?;
+        let mut x = self.embed_tokens.forward(&ids)?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &cos, &sin)?;
+        }
+        let x = self.norm.forward(&x)?;
+        self.lm_head.forward(&x)?.squeeze(0)?.to_dtype(DType::F32)
+    }
+
+    /// Dream's logits, `[n, vocab_size]` f32: row `i` is the distribution of
+    /// token `i`, i.e. row `i - 1` of [`Model::raw_logits`] (row 0 repeats raw
+    /// row 0, as `cat(logits[:1], logits[:-1])` in the reference code).
+    ///
+    /// # Errors
+    /// As [`Model::raw_logits`].
+    pub fn logits(&self, tokens: &[u32]) -> Result<Tensor> {
+        let raw = self.raw_logits(tokens)?;
+        let n = tokens.len();
+        if n <= 1 {
+            return Ok(raw);
+        }
+        shift_rows(&raw, n).map_err(|e| model_err("Dream logit shift", e))
+    }
+}
+
+/// `cat(raw[:1], raw[:-1])` along the rows, for `n >= 2` rows.
+fn shift_rows(raw: &Tensor, n: usize) -> candle_core::Result<Tensor> {
+    Tensor::cat(&[raw.narrow(0, 0, 1)?, raw.narrow(0, 0, n - 1)?], 0)
+}
+
+/// Errors unless every id is below `vocab`.
+pub(crate) fn check_ids(tokens: &[u32], vocab: usize) -> Result<()> {
+    match tokens.iter().find(|&&t| t as usize >= vocab) {
+        Some(t) => Err(Error::new(
+            ErrorKind::Model,
+            format!("token id {t} is past the embedding ({vocab} rows)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+impl super::Denoiser for Model {
+    fn vocab_size(&self) -> usize {
+        self.cfg.vocab_size
+    }
+
+    fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        self.logits(tokens)
+    }
+}

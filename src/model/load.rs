@@ -1,0 +1,447 @@
+//! Loading a model directory (Hugging Face layout) or a known alias from the
+//! local Hugging Face cache, offline.
+//!
+//! A model directory holds `config.json`, the weights (`model.safetensors`,
+//! or shards listed by `model.safetensors.index.json`), `tokenizer.json` and
+//! optionally `tokenizer_config.json` (chat template, special tokens).
+
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use serde_json::Value;
+
+use super::tokenizer::{ChatFormat, Tokenizer};
+use super::{dream, llada, Denoiser, SpecialTokens, TextCodec};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A model error saying what was being done.
+pub(crate) fn model_err(context: &str, e: impl Display) -> Error {
+    Error::new(ErrorKind::Model, format!("{context}: {e}"))
+}
+
+fn model_error(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Model, msg)
+}
+
+/// The supported architectures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// Dream (also Dream-Coder and DiffuCoder): Qwen2 body, shifted logits.
+    Dream,
+    /// LLaDA: LLaMA-style body, OLMo weight names.
+    Llada,
+}
+
+impl FromStr for Arch {
+    type Err = Error;
+
+    /// `dream` or `llada` (any case).
+    fn from_str(s: &str) -> Result<Arch> {
+        match s.to_ascii_lowercase().as_str() {
+            "dream" => Ok(Arch::Dream),
+            "llada" => Ok(Arch::Llada),
+            _ => Err(model_error(format!(
+                "unknown architecture {s:?} (expected dream or llada)"
+            ))),
+        }
+    }
+}
+
+/// Parses a `--dtype` value: `f32`, `bf16` or `f16`.
+///
+/// # Errors
+/// [`ErrorKind::Model`] for anything else.
+pub fn parse_dtype(s: &str) -> Result<DType> {
+    match s.to_ascii_lowercase().as_str() {
+        "f32" | "float32" => Ok(DType::F32),
+        "bf16" | "bfloat16" => Ok(DType::BF16),
+        "f16" | "float16" | "half" => Ok(DType::F16),
+        _ => Err(model_error(format!(
+            "unknown dtype {s:?} (expected f32, bf16 or f16)"
+        ))),
+    }
+}
+
+/// The architecture a parsed `config.json` describes, from `architectures`
+/// (`DreamModel`, `LLaDAModelLM`) or else `model_type` (`Dream`, `llada`).
+///
+/// # Errors
+/// [`ErrorKind::Model`] naming the unrecognized value.
+pub fn detect_arch(config: &Value) -> Result<Arch> {
+    let mut seen = Vec::new();
+    let archs = config.get("architectures").and_then(Value::as_array);
+    for a in archs.into_iter().flatten().filter_map(Value::as_str) {
+        let l = a.to_ascii_lowercase();
+        if l.starts_with("dream") {
+            return Ok(Arch::Dream);
+        }
+        if l.starts_with("llada") {
+            return Ok(Arch::Llada);
+        }
+        seen.push(format!("architectures {a:?}"));
+    }
+    if let Some(t) = config.get("model_type").and_then(Value::as_str) {
+        match t.to_ascii_lowercase().as_str() {
+            "dream" => return Ok(Arch::Dream),
+            "llada" => return Ok(Arch::Llada),
+            _ => seen.push(format!("model_type {t:?}")),
+        }
+    }
+    if seen.is_empty() {
+        seen.push("no architectures or model_type".to_string());
+    }
+    Err(model_error(format!(
+        "config.json: unsupported architecture ({}); supported: Dream (DreamModel), LLaDA (LLaDAModelLM)",
+        seen.join(", ")
+    )))
+}
+
+/// Either supported model, as one [`Denoiser`].
+pub enum AnyModel {
+    /// A Dream model.
+    Dream(dream::Model),
+    /// A LLaDA model.
+    Llada(llada::Model),
+}
+
+impl AnyModel {
+    /// The architecture.
+    pub fn arch(&self) -> Arch {
+        match self {
+            AnyModel::Dream(_) => Arch::Dream,
+            AnyModel::Llada(_) => Arch::Llada,
+        }
+    }
+}
+
+impl Denoiser for AnyModel {
+    fn vocab_size(&self) -> usize {
+        match self {
+            AnyModel::Dream(m) => m.vocab_size(),
+            AnyModel::Llada(m) => m.vocab_size(),
+        }
+    }
+
+    fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        match self {
+            AnyModel::Dream(m) => m.forward(tokens),
+            AnyModel::Llada(m) => m.forward(tokens),
+        }
+    }
+}
+
+/// A loaded model with everything generation needs.
+pub struct LoadedModel {
+    /// The denoiser.
+    pub model: AnyModel,
+    /// Its tokenizer.
+    pub tokenizer: Tokenizer,
+    /// Mask, end-of-sequence and padding ids, and the number of real tokens.
+    pub special: SpecialTokens,
+    /// The Jinja `chat_template` of `tokenizer_config.json`, when present.
+    pub chat_template: Option<String>,
+    /// The chat format to render prompts with ([`ChatFormat::render`]).
+    pub chat_format: ChatFormat,
+    /// The directory the files were read from.
+    pub dir: PathBuf,
+}
+
+impl LoadedModel {
+    /// Renders a single user `prompt` in the model's chat format and encodes it.
+    ///
+    /// # Errors
+    /// A tokenizer error.
+    pub fn chat_prompt_ids(&self, prompt: &str) -> Result<Vec<u32>> {
+        let msgs = [super::tokenizer::ChatMessage::new("user", prompt)];
+        let text = self.chat_format.render(&msgs, true);
+        self.tokenizer.encode(text.as_bytes())
+    }
+}
+
+/// Known aliases and their Hugging Face repositories.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("dream-7b", "Dream-org/Dream-v0-Instruct-7B"),
+    ("dream-coder-7b", "Dream-org/Dream-Coder-v0-Instruct-7B"),
+    ("diffucoder-7b", "apple/DiffuCoder-7B-Instruct"),
+    ("llada-8b", "GSAI-ML/LLaDA-8B-Instruct"),
+];
+
+/// The Hugging Face hub cache folders searched, in order: `$HF_HUB_CACHE`,
+/// `$HF_HOME/hub`, `~/.cache/huggingface/hub`.
+fn hub_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os("HF_HUB_CACHE") {
+        dirs.push(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("HF_HOME") {
+        dirs.push(PathBuf::from(d).join("hub"));
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(h).join(".cache/huggingface/hub"));
+    }
+    dirs
+}
+
+/// The snapshot of `repo` (`ORG/NAME`) in a hub cache folder: the one
+/// `refs/main` names, else the last (sorted) snapshot holding `config.json`.
+fn find_snapshot(hub: &Path, repo: &str) -> Option<PathBuf> {
+    let base = hub.join(format!("models--{}", repo.replace('/', "--")));
+    if let Ok(r) = std::fs::read_to_string(base.join("refs/main")) {
+        let snap = base.join("snapshots").join(r.trim());
+        if snap.join("config.json").is_file() {
+            return Some(snap);
+        }
+    }
+    let mut snaps: Vec<PathBuf> = std::fs::read_dir(base.join("snapshots"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("config.json").is_file())
+        .collect();
+    snaps.sort();
+    snaps.pop()
+}
+
+/// Resolves a model directory or alias (see [`ALIASES`]; `ORG/NAME`
+/// repository names work too) to a local directory, offline.
+///
+/// # Errors
+/// [`ErrorKind::Model`] saying where it looked and how to get the files.
+pub fn resolve(dir_or_alias: &str) -> Result<PathBuf> {
+    let p = Path::new(dir_or_alias);
+    if p.is_dir() {
+        return Ok(p.to_path_buf());
+    }
+    let repo = ALIASES
+        .iter()
+        .find(|(a, _)| a.eq_ignore_ascii_case(dir_or_alias))
+        .map(|(_, r)| r.to_string())
+        .or_else(|| {
+            let parts: Vec<&str> = dir_or_alias.split('/').collect();
+            (parts.len() == 2 && parts.iter().all(|s| !s.is_empty()))
+                .then(|| dir_or_alias.to_string())
+        });
+    let Some(repo) = repo else {
+        let names: Vec<&str> = ALIASES.iter().map(|(a, _)| *a).collect();
+        return Err(model_error(format!(
+            "model {dir_or_alias:?} is neither a directory nor a known alias ({})",
+            names.join(", ")
+        )));
+    };
+    let hubs = hub_dirs();
+    for hub in &hubs {
+        if let Some(s) = find_snapshot(hub, &repo) {
+            return Ok(s);
+        }
+    }
+    let looked: Vec<String> = hubs
+        .iter()
+        .map(|h| {
+            h.join(format!("models--{}", repo.replace('/', "--")))
+                .join("snapshots")
+                .display()
+                .to_string()
+        })
+        .collect();
+    Err(model_error(format!(
+        "model {dir_or_alias:?} ({repo}) is not in the local Hugging Face cache (looked in: {}); \
+         download it with `huggingface-cli download {repo}` (or pass a model directory)",
+        if looked.is_empty() {
+            "no cache folder: HF_HUB_CACHE, HF_HOME and HOME are unset".to_string()
+        } else {
+            looked.join(", ")
+        }
+    )))
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| model_err(&format!("cannot read {}", path.display()), e))?;
+    serde_json::from_str(&text)
+        .map_err(|e| model_err(&format!("bad JSON in {}", path.display()), e))
+}
+
+/// The safetensors files of a model directory: the shards named by
+/// `model.safetensors.index.json`, else `model.safetensors`, else every
+/// `*.safetensors` file.
+///
+/// # Errors
+/// [`ErrorKind::Model`]: bad index, missing shard, no weights.
+pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let index = dir.join("model.safetensors.index.json");
+    if index.is_file() {
+        let v = read_json(&index)?;
+        let map = v
+            .get("weight_map")
+            .and_then(Value::as_object)
+            .ok_or_else(|| model_error(format!("{}: no \"weight_map\" object", index.display())))?;
+        let mut files: Vec<&str> = map.values().filter_map(Value::as_str).collect();
+        files.sort_unstable();
+        files.dedup();
+        if files.is_empty() {
+            return Err(model_error(format!(
+                "{}: empty weight_map",
+                index.display()
+            )));
+        }
+        let mut out = Vec::new();
+        for f in files {
+            let p = dir.join(f);
+            if !p.is_file() {
+                return Err(model_error(format!(
+                    "shard {} named by {} is missing",
+                    p.display(),
+                    index.display()
+                )));
+            }
+            out.push(p);
+        }
+        return Ok(out);
+    }
+    let single = dir.join("model.safetensors");
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| model_err(&format!("cannot list {}", dir.display()), e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(model_error(format!(
+            "no weights in {} (model.safetensors, or shards with model.safetensors.index.json)",
+            dir.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// A token id from a config value: a number, or the first of a list.
+fn id_of(v: Option<&Value>) -> Option<u32> {
+    match v? {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::Array(a) => id_of(a.first()),
+        _ => None,
+    }
+}
+
+/// A token's string in `tokenizer_config.json`: a string or `{"content": ...}`.
+fn token_str(v: Option<&Value>) -> Option<&str> {
+    match v? {
+        Value::String(s) => Some(s),
+        Value::Object(o) => o.get("content").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Loads a model directory or alias (see [`resolve`]) on `device` in `dtype`.
+///
+/// # Errors
+/// [`ErrorKind::Model`]: files not found, bad or unsupported config, missing
+/// tensors, a tokenizer with more tokens than the embedding has rows, or
+/// special ids out of range.
+pub fn load(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<LoadedModel> {
+    let dir = resolve(dir_or_alias)?;
+    let cfg_path = dir.join("config.json");
+    if !cfg_path.is_file() {
+        return Err(model_error(format!("{} not found", cfg_path.display())));
+    }
+    let cfg = read_json(&cfg_path)?;
+    let arch = detect_arch(&cfg)?;
+    let tok_path = dir.join("tokenizer.json");
+    if !tok_path.is_file() {
+        return Err(model_error(format!("{} not found", tok_path.display())));
+    }
+    let tokenizer = Tokenizer::from_file(&tok_path)?;
+    let tok_cfg_path = dir.join("tokenizer_config.json");
+    let tok_cfg = if tok_cfg_path.is_file() {
+        read_json(&tok_cfg_path)?
+    } else {
+        Value::Null
+    };
+    let bad_cfg =
+        |e: serde_json::Error| model_err(&format!("bad config {}", cfg_path.display()), e);
+    let rows = match arch {
+        Arch::Dream => {
+            let c: dream::Config = serde_json::from_value(cfg.clone()).map_err(bad_cfg)?;
+            c.validate()?;
+            c.vocab_size
+        }
+        Arch::Llada => {
+            let c: llada::Config = serde_json::from_value(cfg.clone()).map_err(bad_cfg)?;
+            c.validate()?;
+            c.embedding_rows()
+        }
+    };
+    let n_tokens = tokenizer.n_tokens();
+    if n_tokens > rows {
+        return Err(model_error(format!(
+            "tokenizer {} has {n_tokens} tokens but the embedding has only {rows} rows",
+            tok_path.display()
+        )));
+    }
+    let by_name = |key: &str| token_str(tok_cfg.get(key)).and_then(|s| tokenizer.token_id(s));
+    let default_mask = match arch {
+        Arch::Dream => "<|mask|>",
+        Arch::Llada => "<|mdm_mask|>",
+    };
+    let mask = id_of(cfg.get("mask_token_id"))
+        .or_else(|| by_name("mask_token"))
+        .or_else(|| tokenizer.token_id(default_mask))
+        .ok_or_else(|| model_error(format!("{}: no mask token id", dir.display())))?;
+    let eos = id_of(cfg.get("eos_token_id"))
+        .or_else(|| by_name("eos_token"))
+        .ok_or_else(|| model_error(format!("{}: no eos token id", dir.display())))?;
+    let pad = id_of(cfg.get("pad_token_id"))
+        .or_else(|| by_name("pad_token"))
+        .unwrap_or(eos);
+    for (what, id) in [("mask", mask), ("eos", eos), ("pad", pad)] {
+        if id as usize >= n_tokens {
+            return Err(model_error(format!(
+                "{what} token id {id} is past the tokenizer's {n_tokens} tokens"
+            )));
+        }
+    }
+    let chat_template = tok_cfg
+        .get("chat_template")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let chat_format = chat_template
+        .as_deref()
+        .and_then(ChatFormat::detect)
+        .unwrap_or(match arch {
+            Arch::Dream => ChatFormat::ChatMl,
+            Arch::Llada => ChatFormat::Llada,
+        });
+    let files = weight_files(&dir)?;
+    // SAFETY: the files are memory-mapped read-only; they must not be
+    // modified while the model is loaded (as with every mmap-based loader).
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }
+        .map_err(|e| model_err(&format!("cannot map weights in {}", dir.display()), e))?;
+    let model = match arch {
+        Arch::Dream => {
+            let c: dream::Config = serde_json::from_value(cfg).map_err(bad_cfg)?;
+            AnyModel::Dream(dream::Model::new(&c, vb)?)
+        }
+        Arch::Llada => {
+            let c: llada::Config = serde_json::from_value(cfg).map_err(bad_cfg)?;
+            AnyModel::Llada(llada::Model::new(&c, vb)?)
+        }
+    };
+    Ok(LoadedModel {
+        model,
+        tokenizer,
+        special: SpecialTokens {
+            mask,
+            eos,
+            pad,
+            n_tokens,
+        },
+        chat_template,
+        chat_format,
+        dir,
+    })
+}
