@@ -19,9 +19,9 @@
 #![deny(missing_docs)]
 
 pub mod automata;
-pub mod decode;
 mod budget;
 mod completable;
+pub mod decode;
 pub mod error;
 pub mod grammar;
 mod hash;

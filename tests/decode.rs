@@ -163,7 +163,7 @@ fn con_is_always_in_the_grammar() {
                 );
                 assert!(c.check(&Partial::complete(&out.text)).unwrap());
                 assert!(!out.failed);
-                if !out.text_fallback {
+                if !out.text_fallback || out.text.len() < 16 {
                     assert_eq!(out.tokens.len(), 18 + 16);
                 }
                 assert!(out.forward_passes <= 8);
@@ -346,4 +346,43 @@ fn constrained_modes_need_a_grammar() {
         None,
     );
     assert!(e.is_err());
+}
+
+/// Prints validity, witness use and timing per grammar, style and mode
+/// (`cargo test --release --test decode stats -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn stats() {
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for mode in [Mode::Vanilla, Mode::ConMinus, Mode::Con] {
+                let (mut valid, mut failed, mut witness, mut fallback, mut rej) = (0, 0, 0, 0, 0);
+                let (mut tm, mut tc) = (0.0, 0.0);
+                for seed in 0..20 {
+                    let cfg = DecodeConfig {
+                        max_tokens: 32,
+                        steps: 16,
+                        block_length: 8,
+                        ..small(mode, style, seed)
+                    };
+                    let out = run(&c, &cfg, seed);
+                    valid += usize::from(out.valid);
+                    failed += usize::from(out.failed);
+                    witness += usize::from(out.used_witness);
+                    fallback += usize::from(out.text_fallback);
+                    rej += out.rejections;
+                    tm += out.time_model.as_secs_f64();
+                    tc += out.time_constraint.as_secs_f64();
+                }
+                println!(
+                    "{name:8} {style:5?} {mode:8?} valid {valid:2}/20 failed {failed:2} witness {witness:2} \
+                     text-fallback {fallback:2} rejections/decode {:6.1} model {:6.2} ms constraint {:6.2} ms",
+                    rej as f64 / 20.0,
+                    tm * 50.0,
+                    tc * 50.0
+                );
+            }
+        }
+    }
 }

@@ -32,7 +32,8 @@
 //!   be padded, the runs do not correspond to the holes, or the decoded
 //!   canvas does not reproduce the witness text, the witness *text* is the
 //!   output directly ([`DecodeOutput::text_fallback`]; `tokens` are then the
-//!   prompt and the re-encoded answer). The output text is checked at the
+//!   prompt and the re-encoded answer, padded with EOS to the canvas length
+//!   when it fits, else followed by one EOS). The output text is checked at the
 //!   end with [`Constraint::check`] on the complete text.
 //!
 //! Cost per step: one forward pass, `O(masked in scope × V)` to build the
@@ -415,7 +416,10 @@ impl Decoder<'_, '_> {
         }
         let mut canvas = self.canvas[..self.prompt_len].to_vec();
         canvas.extend(self.codec.encode(&raw)?);
-        canvas.push(self.special.eos);
+        // Padded with EOS to the canvas length when it fits, else one EOS.
+        let full = self.prompt_len + self.cfg.max_tokens;
+        let pad = full.saturating_sub(canvas.len()).max(1);
+        canvas.extend(std::iter::repeat_n(self.special.eos, pad));
         self.canvas = canvas;
         self.out.text = done.text;
         Ok(())
