@@ -426,4 +426,33 @@ mod tests {
         p.remasking = Remasking::LowConfidence;
         assert!((RowSampler::new(&row, &p, 0).confidence() - 0.5).abs() < 1e-6);
     }
+
+    /// Cost of one row at real vocabulary sizes
+    /// (`cargo test --release --lib row_cost -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn row_cost() {
+        let mut rng = SplitMix64::new(1);
+        for (style, v, t) in [
+            (ArchStyle::Dream, 152_064, 0.2),
+            (ArchStyle::Llada, 126_464, 0.0),
+            (ArchStyle::Llada, 126_464, 1.0),
+        ] {
+            let row: Vec<f32> = (0..v).map(|_| (rng.unit() as f32 - 0.5) * 20.0).collect();
+            let p = params(style, t, 0.95);
+            let t0 = std::time::Instant::now();
+            let mut ss: Vec<RowSampler> = (0..20)
+                .map(|seed| RowSampler::new(&row, &p, seed))
+                .collect();
+            let built = t0.elapsed() / 20;
+            let t0 = std::time::Instant::now();
+            for s in &mut ss {
+                s.next_token();
+            }
+            println!(
+                "{style:?} V={v} T={t}: build {built:?}, redraw {:?} per row",
+                t0.elapsed() / 20
+            );
+        }
+    }
 }
