@@ -1,1 +1,195 @@
-//! Constrained decoding of diffusion language models (to be written).
+//! Decoding diffusion language models, with or without a context-free
+//! constraint.
+//!
+//! [`decode`] runs the denoising loop of Dream or LLaDA as their authors ship
+//! it ([`schedule`] for how many tokens each step commits, [`sample`] for
+//! which token and which positions), on a canvas `prompt ++ answer` whose
+//! answer starts as `max_tokens` masks. The constrained text of a canvas —
+//! `prefill ++` the answer, masks as holes — is defined in [`canvas`].
+//!
+//! With [`Mode::ConMinus`] or [`Mode::Con`] every token is committed only if
+//! the canvas stays completable for the grammar (arXiv 2508.10111, Alg. 1
+//! and App. D.2; see [`constrained`]). `Con` finishes from the witness
+//! completion once rejections run out, so its output is always a word of the
+//! grammar.
+//!
+//! # Example
+//! ```
+//! use cdiff::decode::{decode, DecodeConfig, Mode};
+//! use cdiff::model::{Denoiser, SpecialTokens, TextCodec};
+//! use cdiff::{Constraint, Grammar, Result};
+//! use candle_core::{Device, Tensor};
+//!
+//! // A byte-level "model" that always prefers ')': ids < 256 are bytes.
+//! struct Paren;
+//! impl Denoiser for Paren {
+//!     fn vocab_size(&self) -> usize { 258 }
+//!     fn forward(&mut self, t: &[u32]) -> Result<Tensor> {
+//!         let mut v = vec![0f32; t.len() * 258];
+//!         for i in 0..t.len() { v[i * 258 + b')' as usize] = 5.0; }
+//!         Tensor::from_vec(v, (t.len(), 258), &Device::Cpu)
+//!             .map_err(|e| cdiff::Error::new(cdiff::ErrorKind::Model, e.to_string()))
+//!     }
+//! }
+//! struct Bytes(Vec<[u8; 1]>);
+//! impl TextCodec for Bytes {
+//!     fn encode(&self, s: &[u8]) -> Result<Vec<u32>> { Ok(s.iter().map(|&b| b as u32).collect()) }
+//!     fn token_bytes(&self, id: u32) -> &[u8] { self.0.get(id as usize).map_or(&[], |b| &b[..]) }
+//! }
+//! let codec = Bytes((0..=255u8).map(|b| [b]).collect());
+//! let special = SpecialTokens { mask: 256, eos: 257, pad: 257, n_tokens: 258 };
+//! let g = Grammar::from_lark(r#"start: "(" start ")" start | "#, None)?;
+//! let c = Constraint::compile(&g)?;
+//! let cfg = DecodeConfig { mode: Mode::Con, steps: 8, max_tokens: 8, ..DecodeConfig::dream() };
+//! let out = decode(&mut Paren, &codec, &special, Some(&c), &[], &cfg, None)?;
+//! assert!(out.valid);
+//! # Ok::<(), cdiff::Error>(())
+//! ```
+
+pub mod canvas;
+pub mod constrained;
+pub mod sample;
+pub mod schedule;
+
+use std::time::Duration;
+
+pub use canvas::Layout;
+pub use constrained::decode;
+pub use sample::{Alg, ArchStyle, Remasking};
+
+/// How the constraint is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No constraint while decoding (the output is only checked at the end).
+    Vanilla,
+    /// Every commit keeps the canvas completable; after `max_rejections`
+    /// rejections the decode stops and reports failure.
+    ConMinus,
+    /// As `ConMinus`, but after `max_rejections` (or when positions run out)
+    /// the remaining holes are filled from the witness completion: the output
+    /// is always in the grammar.
+    Con,
+}
+
+/// Everything a decode needs besides the model and the grammar.
+#[derive(Clone, Debug)]
+pub struct DecodeConfig {
+    /// Constraint mode.
+    pub mode: Mode,
+    /// Denoising steps (forward passes, at most).
+    pub steps: usize,
+    /// Answer length in tokens (the canvas after the prompt).
+    pub max_tokens: usize,
+    /// Dream's position-selection rule.
+    pub alg: Alg,
+    /// Sampling temperature (0: greedy).
+    pub temperature: f64,
+    /// Dream's nucleus mass (1: off).
+    pub top_p: f64,
+    /// LLaDA's block length.
+    pub block_length: usize,
+    /// LLaDA's remasking rule.
+    pub remasking: Remasking,
+    /// Rejections allowed in one decode before `ConMinus` gives up and `Con`
+    /// uses the witness.
+    pub max_rejections: usize,
+    /// Seed of all randomness.
+    pub seed: u64,
+    /// Constrained bytes before the answer (e.g. a function signature).
+    pub prefill: Vec<u8>,
+    /// Markdown fence language: the answer opens with ```` ```lang\n ````.
+    pub fence: Option<String>,
+    /// Dream or LLaDA rules.
+    pub arch_style: ArchStyle,
+}
+
+impl DecodeConfig {
+    /// Dream's recommended settings: entropy, temperature 0.2, top-p 0.95;
+    /// 256 tokens in 256 steps; `Con` mode.
+    pub fn dream() -> DecodeConfig {
+        DecodeConfig {
+            mode: Mode::Con,
+            steps: 256,
+            max_tokens: 256,
+            alg: Alg::Entropy,
+            temperature: 0.2,
+            top_p: 0.95,
+            block_length: 32,
+            remasking: Remasking::LowConfidence,
+            max_rejections: 100,
+            seed: 0,
+            prefill: Vec::new(),
+            fence: None,
+            arch_style: ArchStyle::Dream,
+        }
+    }
+
+    /// LLaDA's settings from its `generate.py`: blocks of 32, low-confidence
+    /// remasking, temperature 0; 256 tokens in 256 steps; `Con` mode.
+    pub fn llada() -> DecodeConfig {
+        DecodeConfig {
+            temperature: 0.0,
+            top_p: 1.0,
+            arch_style: ArchStyle::Llada,
+            ..DecodeConfig::dream()
+        }
+    }
+}
+
+impl Default for DecodeConfig {
+    fn default() -> DecodeConfig {
+        DecodeConfig::dream()
+    }
+}
+
+/// Progress after one denoising step.
+#[derive(Clone, Debug)]
+pub struct StepInfo {
+    /// 0-based step index.
+    pub step: usize,
+    /// Planned steps.
+    pub steps: usize,
+    /// Tokens committed at this step.
+    pub committed: usize,
+    /// Masks left in the answer.
+    pub masked: usize,
+    /// Rejections so far.
+    pub rejections: usize,
+    /// The constrained text so far, masks shown as nothing (for display).
+    pub text: Vec<u8>,
+}
+
+/// The result of a decode.
+#[derive(Clone, Debug)]
+pub struct DecodeOutput {
+    /// The constrained text: `prefill ++` the answer up to its first EOS,
+    /// without fences.
+    pub text: Vec<u8>,
+    /// The raw answer bytes (fences included, up to the first EOS).
+    pub answer: Vec<u8>,
+    /// The final canvas (prompt and answer); after a text fallback, the
+    /// prompt followed by the re-encoded answer.
+    pub tokens: Vec<u32>,
+    /// Whether `text` is a word of the grammar (`true` without a grammar in
+    /// `Vanilla` mode).
+    pub valid: bool,
+    /// `ConMinus` gave up (rejections exhausted or positions left unfilled).
+    pub failed: bool,
+    /// Denoising steps run.
+    pub steps: usize,
+    /// Model forward passes.
+    pub forward_passes: usize,
+    /// Tokens accepted by the constraint (all commits in `Vanilla`).
+    pub accepted: usize,
+    /// Tokens rejected by the constraint.
+    pub rejections: usize,
+    /// Time in the model (forward passes and copying logits).
+    pub time_model: Duration,
+    /// Time in completability checks and the witness.
+    pub time_constraint: Duration,
+    /// `Con` finished from the witness completion.
+    pub used_witness: bool,
+    /// The witness could not be written as tokens into the canvas, so the
+    /// final text was written directly.
+    pub text_fallback: bool,
+}

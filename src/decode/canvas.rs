@@ -1,0 +1,357 @@
+//! From a canvas of token ids to the partial output the constraint judges.
+//!
+//! A canvas is `prompt ++ answer`; each answer position holds a committed
+//! token id or the mask id. The *constrained text* is
+//! `prefill ++ body(answer)`, where `prefill` is given by the caller (e.g. a
+//! C++ signature already in the prompt) and `body` is built as follows.
+//!
+//! 1. **Bytes and holes.** Walking the answer, a committed ordinary token
+//!    contributes [`TextCodec::token_bytes`]; each maximal run of masks is one
+//!    hole (runs separated only by tokens with no bytes merge, as in
+//!    [`Partial`]).
+//! 2. **End of text.** The first committed EOS or pad ends the text. Every
+//!    later position must be EOS, pad or a mask (a mask there can only become
+//!    EOS/pad and is *not* a hole); a later ordinary token makes the canvas
+//!    invalid ([`Layout::view`] returns `None`). Without a committed EOS/pad,
+//!    the text ends after the last answer position; if that position is a
+//!    mask the partial ends with a hole — an open end, since the model may
+//!    still write anything there, EOS included. (A trailing hole and an open
+//!    end are the same language in [`Partial`].)
+//! 3. **Fence** (`fence = Some(lang)`). The answer must open with
+//!    ```` ```lang\n ```` as committed bytes before the first hole (the decoder
+//!    writes these tokens itself, so any other canvas is invalid); they are
+//!    removed. At the end, when the text is closed (no trailing hole), a
+//!    closing fence `"\n```\n"` or `"\n```"` at the very end of the text is
+//!    removed (the longer first). If the bytes after the last hole are a
+//!    proper suffix of one of these closers, the hole may contain the start
+//!    of the closer, so the constrained partial ends with that hole: the set
+//!    of bodies is then exactly "anything after the previous text", which is
+//!    what a trailing hole denotes. Nothing but EOS/pad may follow a closing
+//!    fence; any other trailing text belongs to the body.
+//!
+//! Cost: one pass over the answer, `O(answer tokens + bytes)`.
+
+use std::ops::Range;
+
+use crate::model::{SpecialTokens, TextCodec};
+use crate::partial::Partial;
+
+/// The closing fences accepted at the end of a fenced answer, longest first.
+pub const FENCE_CLOSERS: [&[u8]; 2] = [b"\n```\n", b"\n```"];
+
+/// How an answer maps to constrained text.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    /// Special ids (mask, EOS, pad).
+    pub special: &'a SpecialTokens,
+    /// Bytes of the constrained text that precede the answer.
+    pub prefill: &'a [u8],
+    /// The Markdown fence language, if the answer is fenced.
+    pub fence: Option<&'a str>,
+}
+
+/// The partial output of a canvas, with where its holes are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerView {
+    /// The constrained text with holes.
+    pub partial: Partial,
+    /// The answer positions of each mask run before the end of text, in
+    /// order. Usually one per hole of `partial` (not when runs merged).
+    pub runs: Vec<Range<usize>>,
+    /// Answer index of the first committed EOS/pad, if any.
+    pub end: Option<usize>,
+}
+
+enum Piece {
+    Bytes(Vec<u8>),
+    Hole,
+}
+
+impl<'a> Layout<'a> {
+    /// The opening fence bytes, ```` ```lang\n ````, if fenced.
+    pub fn fence_open(&self) -> Option<Vec<u8>> {
+        self.fence.map(|f| format!("```{f}\n").into_bytes())
+    }
+
+    fn is_end(&self, id: u32) -> bool {
+        id == self.special.eos || id == self.special.pad
+    }
+
+    /// Index of the first committed EOS/pad of `answer`.
+    pub fn end_of_text(&self, answer: &[u32]) -> Option<usize> {
+        answer.iter().position(|&t| self.is_end(t))
+    }
+
+    /// The partial output of `answer` (see the module docs), or `None` when
+    /// no completion of the canvas can be well formed (an ordinary token after
+    /// EOS, a missing opening fence).
+    pub fn view(&self, codec: &dyn TextCodec, answer: &[u32]) -> Option<AnswerView> {
+        let mask = self.special.mask;
+        let end = self.end_of_text(answer);
+        let stop = end.unwrap_or(answer.len());
+        if answer[stop..].iter().any(|&t| t != mask && !self.is_end(t)) {
+            return None;
+        }
+        let mut pieces: Vec<Piece> = Vec::new();
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        for (i, &t) in answer[..stop].iter().enumerate() {
+            if t == mask {
+                match runs.last_mut() {
+                    Some(r) if r.end == i => r.end = i + 1,
+                    _ => runs.push(i..i + 1),
+                }
+                if !matches!(pieces.last(), Some(Piece::Hole)) {
+                    pieces.push(Piece::Hole);
+                }
+            } else {
+                let b = codec.token_bytes(t);
+                if b.is_empty() {
+                    continue;
+                }
+                match pieces.last_mut() {
+                    Some(Piece::Bytes(v)) => v.extend_from_slice(b),
+                    _ => pieces.push(Piece::Bytes(b.to_vec())),
+                }
+            }
+        }
+        if let Some(open) = self.fence_open() {
+            match pieces.first_mut() {
+                Some(Piece::Bytes(v)) if v.starts_with(&open) => {
+                    v.drain(..open.len());
+                }
+                _ => return None,
+            }
+        }
+        let open_end = matches!(pieces.last(), Some(Piece::Hole));
+        if self.fence.is_some() && !open_end {
+            let hole_before = pieces.iter().any(|p| matches!(p, Piece::Hole));
+            if let Some(Piece::Bytes(t)) = pieces.last_mut() {
+                if let Some(c) = FENCE_CLOSERS.iter().find(|c| t.ends_with(c)) {
+                    t.truncate(t.len() - c.len());
+                } else if hole_before
+                    && !t.is_empty()
+                    && FENCE_CLOSERS.iter().any(|c| c.ends_with(t))
+                {
+                    pieces.pop();
+                }
+            }
+        }
+        let mut partial = Partial::new().text(self.prefill);
+        for p in pieces {
+            match p {
+                Piece::Bytes(b) => partial.push_text(b),
+                Piece::Hole => partial.push_hole(),
+            }
+        }
+        Some(AnswerView { partial, runs, end })
+    }
+
+    /// The raw answer bytes as a reader sees them: committed tokens up to the
+    /// first EOS/pad, masks skipped, later tokens ignored (this is how the
+    /// authors' scripts decode: the text before the first EOS).
+    pub fn answer_bytes(&self, codec: &dyn TextCodec, answer: &[u32]) -> Vec<u8> {
+        let stop = self.end_of_text(answer).unwrap_or(answer.len());
+        let mut out = Vec::new();
+        for &t in &answer[..stop] {
+            if t != self.special.mask {
+                out.extend_from_slice(codec.token_bytes(t));
+            }
+        }
+        out
+    }
+
+    /// The constrained text of a finished answer: `prefill ++` the answer
+    /// bytes ([`Layout::answer_bytes`]) without the opening fence (when
+    /// present) and without a closing fence at the end.
+    pub fn final_text(&self, codec: &dyn TextCodec, answer: &[u32]) -> Vec<u8> {
+        self.text_of_answer_bytes(&self.answer_bytes(codec, answer))
+    }
+
+    /// As [`Layout::final_text`], from raw answer bytes.
+    pub fn text_of_answer_bytes(&self, raw: &[u8]) -> Vec<u8> {
+        let mut body = raw;
+        if let Some(open) = self.fence_open() {
+            if let Some(rest) = body.strip_prefix(open.as_slice()) {
+                body = rest;
+            }
+            if let Some(c) = FENCE_CLOSERS.iter().find(|c| body.ends_with(c)) {
+                body = &body[..body.len() - c.len()];
+            }
+        }
+        let mut out = self.prefill.to_vec();
+        out.extend_from_slice(body);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Result;
+
+    /// Byte-level codec: ids < 256 are bytes; 256 = mask, 257 = EOS, 258 = pad,
+    /// 259 = a special token with no bytes; 260 = "ab" (a two-byte token).
+    struct Bytes;
+    impl TextCodec for Bytes {
+        fn encode(&self, text: &[u8]) -> Result<Vec<u32>> {
+            Ok(text.iter().map(|&b| b as u32).collect())
+        }
+        fn token_bytes(&self, id: u32) -> &[u8] {
+            const ALL: [u8; 256] = {
+                let mut a = [0u8; 256];
+                let mut i = 0;
+                while i < 256 {
+                    a[i] = i as u8;
+                    i += 1;
+                }
+                a
+            };
+            match id {
+                0..=255 => &ALL[id as usize..id as usize + 1],
+                260 => b"ab",
+                _ => b"",
+            }
+        }
+    }
+
+    const M: u32 = 256;
+    const E: u32 = 257;
+    const P: u32 = 258;
+    const Z: u32 = 259;
+    const AB: u32 = 260;
+
+    fn special() -> SpecialTokens {
+        SpecialTokens {
+            mask: M,
+            eos: E,
+            pad: P,
+            n_tokens: 261,
+        }
+    }
+
+    /// `"x"` → bytes, `"_"` → M, `"$"` → E, `"%"` → P, `"~"` → Z, `"@"` → AB.
+    fn canvas(s: &str) -> Vec<u32> {
+        s.bytes()
+            .map(|b| match b {
+                b'_' => M,
+                b'$' => E,
+                b'%' => P,
+                b'~' => Z,
+                b'@' => AB,
+                b => b as u32,
+            })
+            .collect()
+    }
+
+    /// Partial from a pattern where `_` is a hole.
+    fn partial(s: &str) -> Partial {
+        let mut p = Partial::new();
+        for c in s.split_inclusive('_') {
+            if let Some(t) = c.strip_suffix('_') {
+                p.push_text(t);
+                p.push_hole();
+            } else {
+                p.push_text(c);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn table() {
+        let s = special();
+        // (prefill, fence, canvas, expected partial or None)
+        let cases: &[(&str, Option<&str>, &str, Option<&str>)] = &[
+            ("", None, "abc", Some("abc")),
+            ("", None, "", Some("")),
+            ("", None, "____", Some("_")),
+            ("", None, "ab__", Some("ab_")),
+            ("", None, "__ab", Some("_ab")),
+            ("", None, "a_b_c", Some("a_b_c")),
+            ("", None, "a__b$", Some("a_b")),
+            ("", None, "a__b$__$", Some("a_b")),
+            ("", None, "a__b$_%_", Some("a_b")),
+            ("", None, "a__b%", Some("a_b")),
+            ("", None, "ab$c", None),
+            ("", None, "ab$_c", None),
+            ("", None, "$", Some("")),
+            ("", None, "_$", Some("_")),
+            ("", None, "a_~_b", Some("a_b")),
+            ("", None, "a~b", Some("ab")),
+            ("", None, "x@_", Some("xab_")),
+            ("int f() ", None, "{_}", Some("int f() {_}")),
+            ("int f() ", None, "$", Some("int f() ")),
+            ("p", None, "___", Some("p_")),
+            // Fenced.
+            ("", Some("cpp"), "```cpp\nab", Some("ab")),
+            ("", Some("cpp"), "```cpp\nab\n```", Some("ab")),
+            ("", Some("cpp"), "```cpp\nab\n```\n", Some("ab")),
+            ("", Some("cpp"), "```cpp\nab\n```$__", Some("ab")),
+            ("", Some("cpp"), "```cpp\nab\n```\n$", Some("ab")),
+            ("", Some("cpp"), "```cpp\nab\n``` x", Some("ab\n``` x")),
+            ("", Some("cpp"), "```cpp\na_b\n```", Some("a_b")),
+            ("", Some("cpp"), "```cpp\na_``", Some("a_")),
+            ("", Some("cpp"), "```cpp\na_`$", Some("a_")),
+            ("", Some("cpp"), "```cpp\na_\n", Some("a_")),
+            ("", Some("cpp"), "```cpp\na_x`", Some("a_x`")),
+            ("", Some("cpp"), "```cpp\na``", Some("a``")),
+            ("", Some("cpp"), "```cpp\na__", Some("a_")),
+            ("", Some("cpp"), "```cpp\n__", Some("_")),
+            ("", Some("cpp"), "```cpp\n", Some("")),
+            ("", Some("cpp"), "```cpp_", None),
+            ("", Some("cpp"), "___", None),
+            ("", Some("cpp"), "abc", None),
+            (
+                "void g() ",
+                Some("cpp"),
+                "```cpp\n{_}\n```$",
+                Some("void g() {_}"),
+            ),
+        ];
+        for &(prefill, fence, c, want) in cases {
+            let layout = Layout {
+                special: &s,
+                prefill: prefill.as_bytes(),
+                fence,
+            };
+            let got = layout.view(&Bytes, &canvas(c)).map(|v| v.partial);
+            assert_eq!(got, want.map(partial), "{prefill:?} {fence:?} {c:?}");
+        }
+    }
+
+    #[test]
+    fn runs_and_end() {
+        let s = special();
+        let layout = Layout {
+            special: &s,
+            prefill: b"",
+            fence: None,
+        };
+        let v = layout.view(&Bytes, &canvas("a__b_$__")).unwrap();
+        assert_eq!(v.runs, vec![1..3, 4..5]);
+        assert_eq!(v.end, Some(5));
+        let v = layout.view(&Bytes, &canvas("__")).unwrap();
+        assert_eq!(v.runs, vec![0..2]);
+        assert_eq!(v.end, None);
+    }
+
+    #[test]
+    fn final_text_truncates_at_eos_and_strips_fences() {
+        let s = special();
+        let plain = Layout {
+            special: &s,
+            prefill: b"P",
+            fence: None,
+        };
+        assert_eq!(plain.final_text(&Bytes, &canvas("ab$cd")), b"Pab");
+        assert_eq!(plain.final_text(&Bytes, &canvas("a_b")), b"Pab");
+        let fenced = Layout {
+            special: &s,
+            prefill: b"",
+            fence: Some("cpp"),
+        };
+        assert_eq!(fenced.final_text(&Bytes, &canvas("```cpp\nx\n```$")), b"x");
+        assert_eq!(fenced.final_text(&Bytes, &canvas("```cpp\nx\n```\n")), b"x");
+        assert_eq!(fenced.final_text(&Bytes, &canvas("x")), b"x");
+    }
+}

@@ -1,0 +1,474 @@
+//! The denoising loop, unconstrained or constrained.
+//!
+//! Each step runs the model on the canvas, builds a [`RowSampler`] for every
+//! masked answer position in scope (the whole answer for Dream, the current
+//! block for LLaDA), ranks the positions by confidence (ties: the earlier
+//! position first) and commits the step's quota ([`schedule`]).
+//!
+//! * **Vanilla** commits the quota's most confident positions with their
+//!   sampled tokens, as the authors' code does.
+//! * **ConMinus / Con** (arXiv 2508.10111, Alg. 1; App. D.2): the positions
+//!   are visited in the same ranked order. For each, the sampled token is
+//!   tried: the canvas with it committed is mapped to a partial output
+//!   ([`Layout::view`]) and kept iff [`Constraint::check`] says it is still
+//!   completable. On a rejection the token is removed from the position's
+//!   distribution and another drawn from the renormalized rest
+//!   ([`RowSampler::next_token`]); when every allowed id of a position has
+//!   been rejected the loop moves on to the next position. Once the quota of
+//!   accepted tokens is reached the step ends and the model runs again.
+//!   Positions after a committed EOS can only hold EOS/pad: their
+//!   distribution is restricted to those ids (a structural rule, not counted
+//!   as rejections), and committing them needs no check (the partial does
+//!   not change). A canvas that breaks the structural rules (ordinary token
+//!   after EOS, missing fence) is rejected without a check.
+//!
+//!   When the rejections of the whole decode reach `max_rejections`, or the
+//!   steps end with masks left (positions exhausted), `ConMinus` stops and
+//!   reports failure; `Con` asks [`Constraint::completable`] for a witness
+//!   of the current canvas and writes it in: each hole's fill is encoded
+//!   with [`TextCodec::encode`] into that hole's mask run; a shorter fill is
+//!   padded with EOS only for the last run when nothing but the end follows
+//!   it. If a fill needs more tokens than its run has, a shorter one cannot
+//!   be padded, the runs do not correspond to the holes, or the decoded
+//!   canvas does not reproduce the witness text, the witness *text* is the
+//!   output directly ([`DecodeOutput::text_fallback`]; `tokens` are then the
+//!   prompt and the re-encoded answer, padded with EOS to the canvas length
+//!   when it fits, else followed by one EOS). The output text is checked at the
+//!   end with [`Constraint::check`] on the complete text.
+//!
+//! Cost per step: one forward pass, `O(masked in scope × V)` to build the
+//! samplers, plus per tried token one completability check (the partial is
+//! rebuilt from the canvas, `O(answer)`) and per rejection an `O(V)` redraw.
+//! The rejected position's sampler is kept for the rest of the step.
+
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+
+use super::canvas::{AnswerView, Layout};
+use super::sample::{allow_only, forbid_specials, ArchStyle, RowSampler, SampleParams};
+use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, LladaPlan};
+use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
+use crate::completable::{Constraint, Verdict};
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{Denoiser, SpecialTokens, TextCodec};
+use crate::partial::Partial;
+use crate::rng::SplitMix64;
+
+fn model_err(e: candle_core::Error) -> Error {
+    Error::new(ErrorKind::Model, e.to_string())
+}
+
+/// Runs one decode: `prompt` followed by `cfg.max_tokens` masks, denoised in
+/// `cfg.steps` steps under `cfg.mode`. `constraint` is required for
+/// `ConMinus`/`Con`; in `Vanilla` it only decides [`DecodeOutput::valid`].
+/// `on_step` is called after every step.
+///
+/// # Errors
+/// A model error (including logits of the wrong shape), a constraint error
+/// (budget, size limit), or `ConMinus`/`Con` without a constraint
+/// ([`ErrorKind::Partial`]).
+pub fn decode(
+    model: &mut dyn Denoiser,
+    codec: &dyn TextCodec,
+    special: &SpecialTokens,
+    constraint: Option<&Constraint>,
+    prompt: &[u32],
+    cfg: &DecodeConfig,
+    on_step: Option<&mut dyn FnMut(&StepInfo)>,
+) -> Result<DecodeOutput> {
+    if cfg.mode != Mode::Vanilla && constraint.is_none() {
+        return Err(Error::new(
+            ErrorKind::Partial,
+            "constrained decoding needs a grammar",
+        ));
+    }
+    let d = Decoder {
+        model,
+        codec,
+        special,
+        constraint,
+        cfg,
+        layout: Layout {
+            special,
+            prefill: &cfg.prefill,
+            fence: cfg.fence.as_deref(),
+        },
+        canvas: prompt.to_vec(),
+        prompt_len: prompt.len(),
+        rng: SplitMix64::new(cfg.seed),
+        params: SampleParams {
+            style: cfg.arch_style,
+            temperature: cfg.temperature,
+            top_p: cfg.top_p,
+            alg: cfg.alg,
+            remasking: cfg.remasking,
+        },
+        out: DecodeOutput {
+            text: Vec::new(),
+            answer: Vec::new(),
+            tokens: Vec::new(),
+            valid: false,
+            failed: false,
+            steps: 0,
+            forward_passes: 0,
+            accepted: 0,
+            rejections: 0,
+            time_model: Default::default(),
+            time_constraint: Default::default(),
+            used_witness: false,
+            text_fallback: false,
+        },
+        on_step,
+    };
+    d.run()
+}
+
+enum Stop {
+    /// Keep decoding.
+    Go,
+    /// Rejections exhausted.
+    OutOfRejections,
+}
+
+struct Decoder<'a, 'b> {
+    model: &'a mut dyn Denoiser,
+    codec: &'a dyn TextCodec,
+    special: &'a SpecialTokens,
+    constraint: Option<&'a Constraint>,
+    cfg: &'a DecodeConfig,
+    layout: Layout<'a>,
+    canvas: Vec<u32>,
+    prompt_len: usize,
+    rng: SplitMix64,
+    params: SampleParams,
+    out: DecodeOutput,
+    on_step: Option<&'b mut dyn FnMut(&StepInfo)>,
+}
+
+impl Decoder<'_, '_> {
+    fn answer(&self) -> &[u32] {
+        &self.canvas[self.prompt_len..]
+    }
+
+    fn masked_in(&self, scope: &std::ops::Range<usize>) -> Vec<usize> {
+        scope
+            .clone()
+            .filter(|&i| self.canvas[self.prompt_len + i] == self.special.mask)
+            .collect()
+    }
+
+    fn run(mut self) -> Result<DecodeOutput> {
+        let n = self.cfg.max_tokens;
+        self.canvas
+            .extend(std::iter::repeat_n(self.special.mask, n));
+        if let Some(open) = self.layout.fence_open() {
+            let ids = self.codec.encode(&open)?;
+            for (k, id) in ids.into_iter().take(n).enumerate() {
+                self.canvas[self.prompt_len + k] = id;
+            }
+        }
+        let constrained = self.cfg.mode != Mode::Vanilla;
+        if constrained && !self.check_canvas(&self.canvas.clone())? {
+            // Nothing the model writes can help: the prefill itself is dead.
+            return self.give_up();
+        }
+        let steps = self.cfg.steps.max(1);
+        let mut stop = Stop::Go;
+        match self.cfg.arch_style {
+            ArchStyle::Dream => {
+                let ts = dream_timesteps(steps);
+                for s in 0..steps {
+                    let masked = self.masked_in(&(0..n));
+                    let k = dream_transfer(&ts, s, steps, masked.len());
+                    stop = self.step(s, steps, &masked, k)?;
+                    if !matches!(stop, Stop::Go) {
+                        break;
+                    }
+                }
+            }
+            ArchStyle::Llada => {
+                let plan = LladaPlan::new(n, self.cfg.block_length, steps);
+                let total = plan.blocks.len() * plan.steps_per_block;
+                'blocks: for (b, block) in plan.blocks.iter().enumerate() {
+                    let counts =
+                        llada_transfer_counts(self.masked_in(block).len(), plan.steps_per_block);
+                    for (i, &k) in counts.iter().enumerate() {
+                        let masked = self.masked_in(block);
+                        let s = b * plan.steps_per_block + i;
+                        stop = self.step(s, total, &masked, k)?;
+                        if !matches!(stop, Stop::Go) {
+                            break 'blocks;
+                        }
+                    }
+                }
+            }
+        }
+        let left = self.masked_in(&(0..n)).len();
+        if constrained && (matches!(stop, Stop::OutOfRejections) || left > 0) {
+            if self.cfg.mode == Mode::ConMinus {
+                return self.give_up();
+            }
+            self.fill_from_witness()?;
+        }
+        self.finish()
+    }
+
+    /// One denoising step over the masked answer positions `masked`,
+    /// committing `quota` of them.
+    fn step(&mut self, s: usize, steps: usize, masked: &[usize], quota: usize) -> Result<Stop> {
+        self.out.steps += 1;
+        let quota = quota.min(masked.len());
+        let mut committed = 0;
+        let mut stop = Stop::Go;
+        if quota > 0 {
+            let rows = self.logits(masked)?;
+            let constrained = self.cfg.mode != Mode::Vanilla;
+            let end = self.layout.end_of_text(self.answer());
+            let end_ids = [self.special.eos, self.special.pad];
+            // (position, row, seed, first token, confidence); samplers are
+            // dropped and rebuilt from the seed on a rejection, so memory
+            // stays O(V) per position in use.
+            let mut cands: Vec<(usize, usize, u64, Option<u32>, f64)> = Vec::new();
+            for (r, &pos) in masked.iter().enumerate() {
+                let seed = self.rng.next_u64();
+                let row = self.row(&rows, r, pos, end, &end_ids, constrained)?;
+                let sampler = RowSampler::new(&row, &self.params, seed);
+                cands.push((pos, r, seed, sampler.first(), sampler.confidence()));
+            }
+            // Rank by confidence, descending; ties keep position order.
+            cands.sort_by(|a, b| b.4.total_cmp(&a.4));
+            if !constrained {
+                for &(pos, _, _, first, _) in cands.iter().take(quota) {
+                    if let Some(tok) = first {
+                        self.canvas[self.prompt_len + pos] = tok;
+                        committed += 1;
+                    }
+                }
+                self.out.accepted += committed;
+            } else {
+                'positions: for (pos, r, seed, first, _) in cands {
+                    if committed == quota {
+                        break;
+                    }
+                    let mut sampler: Option<RowSampler> = None;
+                    let mut tok = first;
+                    if self
+                        .layout
+                        .end_of_text(self.answer())
+                        .is_some_and(|e| pos > e)
+                    {
+                        // An EOS was committed earlier in this step: only
+                        // EOS/pad may follow (structural, no check).
+                        tok = Some(self.special.eos);
+                    }
+                    while let Some(t) = tok {
+                        if self.try_commit(pos, t)? {
+                            committed += 1;
+                            self.out.accepted += 1;
+                            continue 'positions;
+                        }
+                        self.out.rejections += 1;
+                        if self.out.rejections >= self.cfg.max_rejections {
+                            stop = Stop::OutOfRejections;
+                            break 'positions;
+                        }
+                        if sampler.is_none() {
+                            // Rebuilt as at ranking time, so the draws replay.
+                            let row = self.row(&rows, r, pos, end, &end_ids, constrained)?;
+                            sampler = Some(RowSampler::new(&row, &self.params, seed));
+                        }
+                        tok = sampler.as_mut().and_then(RowSampler::next_token);
+                    }
+                }
+            }
+        }
+        if let Some(f) = self.on_step.as_mut() {
+            let answer = &self.canvas[self.prompt_len..];
+            let info = StepInfo {
+                step: s,
+                steps,
+                committed,
+                masked: answer.iter().filter(|&&t| t == self.special.mask).count(),
+                rejections: self.out.rejections,
+                text: self.layout.final_text(self.codec, answer),
+            };
+            f(&info);
+        }
+        Ok(stop)
+    }
+
+    /// Runs the model and returns the logits of the answer positions
+    /// `masked` as a CPU f32 tensor `[masked.len(), V]`.
+    fn logits(&mut self, masked: &[usize]) -> Result<Tensor> {
+        let t0 = Instant::now();
+        let logits = self.model.forward(&self.canvas)?;
+        self.out.forward_passes += 1;
+        let dims = logits.dims().to_vec();
+        if dims.len() != 2 || dims[0] != self.canvas.len() {
+            return Err(Error::new(
+                ErrorKind::Model,
+                format!(
+                    "logits of shape {dims:?} for a canvas of {} tokens",
+                    self.canvas.len()
+                ),
+            ));
+        }
+        let idx: Vec<u32> = masked
+            .iter()
+            .map(|&p| (self.prompt_len + p) as u32)
+            .collect();
+        let idx = Tensor::new(idx.as_slice(), logits.device()).map_err(model_err)?;
+        let rows = logits
+            .index_select(&idx, 0)
+            .and_then(|r| r.to_dtype(DType::F32))
+            .and_then(|r| r.to_device(&Device::Cpu))
+            .map_err(model_err)?;
+        self.out.time_model += t0.elapsed();
+        Ok(rows)
+    }
+
+    /// Row `r` of `rows` (answer position `pos`) with forbidden ids at −∞.
+    fn row(
+        &self,
+        rows: &Tensor,
+        r: usize,
+        pos: usize,
+        end: Option<usize>,
+        end_ids: &[u32],
+        constrained: bool,
+    ) -> Result<Vec<f32>> {
+        let mut row: Vec<f32> = rows.get(r).and_then(|x| x.to_vec1()).map_err(model_err)?;
+        forbid_specials(&mut row, self.special);
+        if constrained && end.is_some_and(|e| pos > e) {
+            allow_only(&mut row, end_ids);
+        }
+        Ok(row)
+    }
+
+    /// Commits `tok` at answer position `pos` if the canvas stays completable.
+    fn try_commit(&mut self, pos: usize, tok: u32) -> Result<bool> {
+        let at = self.prompt_len + pos;
+        let end = self.layout.end_of_text(self.answer());
+        let is_end = tok == self.special.eos || tok == self.special.pad;
+        if is_end && end.is_some_and(|e| pos > e) {
+            self.canvas[at] = tok;
+            return Ok(true);
+        }
+        self.canvas[at] = tok;
+        let ok = self.check_canvas(&self.canvas.clone())?;
+        if !ok {
+            self.canvas[at] = self.special.mask;
+        }
+        Ok(ok)
+    }
+
+    fn check_canvas(&mut self, canvas: &[u32]) -> Result<bool> {
+        let t0 = Instant::now();
+        let ok = match self.layout.view(self.codec, &canvas[self.prompt_len..]) {
+            None => false,
+            Some(v) => self.constraint.expect("constrained").check(&v.partial)?,
+        };
+        self.out.time_constraint += t0.elapsed();
+        Ok(ok)
+    }
+
+    /// `ConMinus` failure: the output is what was decoded, marked failed.
+    fn give_up(mut self) -> Result<DecodeOutput> {
+        self.out.failed = true;
+        self.finish()
+    }
+
+    /// Fills the remaining holes from the witness completion (`Con`).
+    fn fill_from_witness(&mut self) -> Result<()> {
+        self.out.used_witness = true;
+        let t0 = Instant::now();
+        let view = self.layout.view(self.codec, self.answer());
+        let verdict = match &view {
+            Some(v) => self
+                .constraint
+                .expect("constrained")
+                .completable(&v.partial)?,
+            None => Verdict::NotCompletable,
+        };
+        self.out.time_constraint += t0.elapsed();
+        let (Some(view), Verdict::Completable(done)) = (view, verdict) else {
+            // Only when the prefill itself is not completable.
+            self.out.failed = true;
+            return Ok(());
+        };
+        if let Some(canvas) = self.write_fills(&view, &done.fills)? {
+            let text = self
+                .layout
+                .final_text(self.codec, &canvas[self.prompt_len..]);
+            if text == done.text {
+                self.canvas = canvas;
+                return Ok(());
+            }
+        }
+        // Text fallback.
+        self.out.text_fallback = true;
+        let body = &done.text[self.cfg.prefill.len().min(done.text.len())..];
+        let mut raw = self.layout.fence_open().unwrap_or_default();
+        raw.extend_from_slice(body);
+        if self.cfg.fence.is_some() {
+            raw.extend_from_slice(b"\n```");
+        }
+        let mut canvas = self.canvas[..self.prompt_len].to_vec();
+        canvas.extend(self.codec.encode(&raw)?);
+        // Padded with EOS to the canvas length when it fits, else one EOS.
+        let full = self.prompt_len + self.cfg.max_tokens;
+        let pad = full.saturating_sub(canvas.len()).max(1);
+        canvas.extend(std::iter::repeat_n(self.special.eos, pad));
+        self.canvas = canvas;
+        self.out.text = done.text;
+        Ok(())
+    }
+
+    /// The canvas with each hole's fill encoded into its mask run, or `None`
+    /// when they do not fit (see the module docs).
+    fn write_fills(&self, view: &AnswerView, fills: &[Vec<u8>]) -> Result<Option<Vec<u32>>> {
+        if view.runs.len() != fills.len() {
+            return Ok(None);
+        }
+        let mut canvas = self.canvas.clone();
+        let ans_len = self.cfg.max_tokens;
+        for (k, (run, fill)) in view.runs.iter().zip(fills).enumerate() {
+            let ids = self.codec.encode(fill)?;
+            let last = k + 1 == view.runs.len() && run.end == view.end.unwrap_or(ans_len);
+            if ids.len() > run.len() || (ids.len() < run.len() && !last) {
+                return Ok(None);
+            }
+            for (j, p) in run.clone().enumerate() {
+                canvas[self.prompt_len + p] = ids.get(j).copied().unwrap_or(self.special.eos);
+            }
+        }
+        // Masks after the end of text become EOS.
+        for t in canvas[self.prompt_len..].iter_mut() {
+            if *t == self.special.mask {
+                *t = self.special.eos;
+            }
+        }
+        Ok(Some(canvas))
+    }
+
+    fn finish(mut self) -> Result<DecodeOutput> {
+        let answer = &self.canvas[self.prompt_len..];
+        self.out.answer = self.layout.answer_bytes(self.codec, answer);
+        if !self.out.text_fallback {
+            self.out.text = self.layout.final_text(self.codec, answer);
+        }
+        self.out.tokens = self.canvas.clone();
+        self.out.valid = match self.constraint {
+            Some(c) if !self.out.failed || self.cfg.mode == Mode::Vanilla => {
+                let t0 = Instant::now();
+                let ok = c.check(&Partial::complete(&self.out.text))?;
+                self.out.time_constraint += t0.elapsed();
+                ok
+            }
+            Some(_) => false,
+            None => true,
+        };
+        Ok(self.out)
+    }
+}

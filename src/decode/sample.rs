@@ -1,0 +1,458 @@
+//! Sampling one position: its token and its confidence, and further draws
+//! after a rejection.
+//!
+//! A [`RowSampler`] is built from one row of logits. Ids that must never be
+//! produced (the mask id, ids at or past [`SpecialTokens::n_tokens`], and any
+//! the caller forbids) are set to −∞ first, so no temperature, noise or
+//! nucleus can bring them back.
+//!
+//! * **Dream** (`sample_tokens` in `generation_utils.py`): logits divided by
+//!   the temperature (when > 0), restricted to the top-p nucleus (the
+//!   smallest prefix of the tokens by decreasing probability whose mass
+//!   exceeds `top_p`; the first token always kept), softmax; the token is
+//!   sampled from these probabilities (argmax at temperature 0). Confidence:
+//!   `maskgit_plus` the probability of the chosen token (the top probability
+//!   at temperature 0), `topk_margin` top-1 minus top-2 probability,
+//!   `entropy` the negative entropy `Σ p log(p + 1e-10)`, `random` a uniform
+//!   draw.
+//! * **LLaDA** (`generate.py`): the token is `argmax(exp(l) / (−ln u)^T)`
+//!   with `u` uniform per id, computed in f64 — here in the log domain,
+//!   `l − T·ln(−ln u)`, which has the same argmax and cannot overflow (the
+//!   Gumbel-max trick: a sample of `softmax(l / T)`); argmax at temperature
+//!   0. Confidence: `low_confidence` the softmax probability (no temperature)
+//!   of the chosen token, `random` a uniform draw.
+//!
+//! **Further draws** (constrained decoding, after the previous token was
+//! rejected): the rejected token is removed and the distribution
+//! renormalized. Dream samples again from the remaining nucleus; once the
+//! nucleus is exhausted, from the remaining tokens of the full tempered
+//! distribution (the constraint may need a token the nucleus cut). Weights
+//! are taken relative to the largest remaining one, so the draw never fails
+//! for underflow. LLaDA takes the next-best id under the same noise, which is
+//! a draw without replacement from `softmax(l / T)`. At temperature 0 both
+//! take the next id by logit. A row is exhausted only when every allowed id
+//! has been rejected.
+//!
+//! Randomness comes from a per-row [`SplitMix64`] seeded by the caller, so a
+//! row rebuilt later replays the same draws.
+//!
+//! Cost per row: `O(V)` to build (Dream: one `exp` per id plus a partial
+//! selection of the nucleus; LLaDA at temperature > 0: one uniform and two
+//! logarithms per id), `O(V)` per further draw.
+
+use crate::model::SpecialTokens;
+use crate::rng::SplitMix64;
+
+/// Dream's rule for choosing which positions to unmask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alg {
+    /// Negative entropy of the position's distribution (Dream's default).
+    Entropy,
+    /// Probability of the sampled token.
+    MaskgitPlus,
+    /// Top-1 minus top-2 probability.
+    TopkMargin,
+    /// A uniform random number.
+    Random,
+}
+
+/// LLaDA's remasking rule (which positions keep their prediction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remasking {
+    /// Softmax probability of the sampled token.
+    LowConfidence,
+    /// A uniform random number.
+    Random,
+}
+
+/// Which authors' sampling rules to follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchStyle {
+    /// Dream: whole canvas, timestep schedule, nucleus sampling.
+    Dream,
+    /// LLaDA: semi-autoregressive blocks, Gumbel noise.
+    Llada,
+}
+
+/// The sampling parameters a [`RowSampler`] needs.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleParams {
+    /// Dream or LLaDA rules.
+    pub style: ArchStyle,
+    /// Temperature (0: greedy).
+    pub temperature: f64,
+    /// Dream's nucleus mass (1: no nucleus).
+    pub top_p: f64,
+    /// Dream's confidence rule.
+    pub alg: Alg,
+    /// LLaDA's confidence rule.
+    pub remasking: Remasking,
+}
+
+/// Sets the logits of ids that may never be produced to −∞: the mask id, ids
+/// at or past `n_tokens`.
+pub fn forbid_specials(row: &mut [f32], special: &SpecialTokens) {
+    if let Some(x) = row.get_mut(special.mask as usize) {
+        *x = f32::NEG_INFINITY;
+    }
+    for x in row.iter_mut().skip(special.n_tokens) {
+        *x = f32::NEG_INFINITY;
+    }
+}
+
+/// Keeps only `allowed` ids (all others −∞).
+pub fn allow_only(row: &mut [f32], allowed: &[u32]) {
+    for (i, x) in row.iter_mut().enumerate() {
+        if !allowed.contains(&(i as u32)) {
+            *x = f32::NEG_INFINITY;
+        }
+    }
+}
+
+/// Ids of the top-p nucleus of log-probabilities `logp`, by decreasing
+/// probability: the shortest prefix whose mass exceeds `top_p` (all of it if
+/// it never does). Partial selection of growing size: `O(V)` per round.
+pub fn nucleus(logp: &[f64], top_p: f64) -> Vec<u32> {
+    let finite: Vec<u32> = (0..logp.len() as u32)
+        .filter(|&i| logp[i as usize] > f64::NEG_INFINITY)
+        .collect();
+    let by_prob = |a: &u32, b: &u32| logp[*b as usize].total_cmp(&logp[*a as usize]);
+    let mut m = 64usize;
+    loop {
+        let mut ids = finite.clone();
+        let full = m >= ids.len();
+        if !full {
+            ids.select_nth_unstable_by(m - 1, by_prob);
+            ids.truncate(m);
+        }
+        ids.sort_unstable_by(by_prob);
+        let mut cum = 0.0;
+        for (k, &i) in ids.iter().enumerate() {
+            cum += logp[i as usize].exp();
+            if cum > top_p {
+                ids.truncate(k + 1);
+                return ids;
+            }
+        }
+        if full {
+            return ids;
+        }
+        m *= 4;
+    }
+}
+
+/// One position's proposal: the first token and its confidence, and further
+/// draws after rejections (see the module docs).
+#[derive(Clone, Debug)]
+pub struct RowSampler {
+    /// Dream: tempered log-probabilities; LLaDA: noisy log-scores.
+    key: Vec<f64>,
+    /// Dream: whether an id is in the nucleus (tier 0) or not (tier 1).
+    in_nucleus: Vec<bool>,
+    taken: Vec<bool>,
+    sample: bool,
+    rng: SplitMix64,
+    first: Option<u32>,
+    confidence: f64,
+}
+
+impl RowSampler {
+    /// Builds the sampler of a row of logits (forbidden ids already −∞),
+    /// drawing the first token and its confidence with `seed`.
+    pub fn new(row: &[f32], params: &SampleParams, seed: u64) -> RowSampler {
+        let mut rng = SplitMix64::new(seed);
+        let v = row.len();
+        let t = params.temperature;
+        let mut s = RowSampler {
+            key: Vec::new(),
+            in_nucleus: Vec::new(),
+            taken: vec![false; v],
+            sample: false,
+            rng: SplitMix64::new(0),
+            first: None,
+            confidence: f64::NEG_INFINITY,
+        };
+        match params.style {
+            ArchStyle::Dream => {
+                let scale = if t > 0.0 { 1.0 / t } else { 1.0 };
+                let mut logp: Vec<f64> = row.iter().map(|&x| x as f64 * scale).collect();
+                normalize_log(&mut logp);
+                let nuc = if params.top_p < 1.0 {
+                    nucleus(&logp, params.top_p)
+                } else {
+                    (0..v as u32)
+                        .filter(|&i| logp[i as usize] > f64::NEG_INFINITY)
+                        .collect()
+                };
+                let mut in_nucleus = vec![false; v];
+                for &i in &nuc {
+                    in_nucleus[i as usize] = true;
+                }
+                // Probabilities renormalized over the nucleus.
+                let mass: f64 = nuc.iter().map(|&i| logp[i as usize].exp()).sum();
+                s.key = logp;
+                s.in_nucleus = in_nucleus;
+                s.sample = t > 0.0;
+                s.rng = rng;
+                s.first = s.draw();
+                if let Some(x) = s.first {
+                    let p = |i: u32| s.key[i as usize].exp() / mass;
+                    s.confidence = match params.alg {
+                        Alg::MaskgitPlus => p(x),
+                        Alg::TopkMargin => {
+                            let mut top = [0.0f64; 2];
+                            for &i in &nuc {
+                                let q = p(i);
+                                if q > top[0] {
+                                    top = [q, top[0]];
+                                } else if q > top[1] {
+                                    top[1] = q;
+                                }
+                            }
+                            top[0] - top[1]
+                        }
+                        Alg::Entropy => nuc
+                            .iter()
+                            .map(|&i| {
+                                let q = p(i);
+                                q * (q + 1e-10).ln()
+                            })
+                            .sum(),
+                        Alg::Random => s.rng.unit(),
+                    };
+                }
+            }
+            ArchStyle::Llada => {
+                let key: Vec<f64> = if t > 0.0 {
+                    row.iter()
+                        .map(|&x| {
+                            let u = rng.unit();
+                            x as f64 - t * (-u.ln()).ln()
+                        })
+                        .collect()
+                } else {
+                    row.iter().map(|&x| x as f64).collect()
+                };
+                s.key = key;
+                s.in_nucleus = vec![true; v];
+                s.rng = rng;
+                s.first = s.draw();
+                if let Some(x) = s.first {
+                    s.confidence = match params.remasking {
+                        Remasking::LowConfidence => {
+                            let mut logp: Vec<f64> = row.iter().map(|&x| x as f64).collect();
+                            normalize_log(&mut logp);
+                            logp[x as usize].exp()
+                        }
+                        Remasking::Random => s.rng.unit(),
+                    };
+                }
+            }
+        }
+        s
+    }
+
+    /// The first token drawn (`None`: every id is forbidden).
+    pub fn first(&self) -> Option<u32> {
+        self.first
+    }
+
+    /// The confidence of the position (higher: unmasked earlier).
+    pub fn confidence(&self) -> f64 {
+        self.confidence
+    }
+
+    /// Draws another token, never one drawn before; `None` when exhausted.
+    pub fn next_token(&mut self) -> Option<u32> {
+        self.draw()
+    }
+
+    /// Draws among the untaken ids of the best nonempty tier.
+    fn draw(&mut self) -> Option<u32> {
+        for tier in [true, false] {
+            let mut best: Option<u32> = None;
+            let mut max = f64::NEG_INFINITY;
+            for (i, &k) in self.key.iter().enumerate() {
+                if !self.taken[i] && self.in_nucleus[i] == tier && k > max {
+                    max = k;
+                    best = Some(i as u32);
+                }
+            }
+            let Some(mut pick) = best else { continue };
+            if self.sample {
+                let w = |k: f64| (k - max).exp();
+                let total: f64 = self
+                    .key
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| !self.taken[i] && self.in_nucleus[i] == tier)
+                    .map(|(_, &k)| w(k))
+                    .sum();
+                let mut u = self.rng.unit() * total;
+                for (i, &k) in self.key.iter().enumerate() {
+                    if self.taken[i] || self.in_nucleus[i] != tier || k == f64::NEG_INFINITY {
+                        continue;
+                    }
+                    pick = i as u32;
+                    u -= w(k);
+                    if u < 0.0 {
+                        break;
+                    }
+                }
+            }
+            self.taken[pick as usize] = true;
+            return Some(pick);
+        }
+        None
+    }
+}
+
+/// Subtracts the log-sum-exp, turning logits into log-probabilities
+/// (−∞ stays −∞).
+fn normalize_log(x: &mut [f64]) {
+    let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max == f64::NEG_INFINITY {
+        return;
+    }
+    let lse = max + x.iter().map(|&v| (v - max).exp()).sum::<f64>().ln();
+    for v in x.iter_mut() {
+        *v -= lse;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(style: ArchStyle, temperature: f64, top_p: f64) -> SampleParams {
+        SampleParams {
+            style,
+            temperature,
+            top_p,
+            alg: Alg::Entropy,
+            remasking: Remasking::LowConfidence,
+        }
+    }
+
+    #[test]
+    fn nucleus_keeps_the_crossing_token() {
+        let mut lp: Vec<f64> = [0.5f64, 0.3, 0.15, 0.05].iter().map(|p| p.ln()).collect();
+        lp.push(f64::NEG_INFINITY);
+        assert_eq!(nucleus(&lp, 0.95), vec![0, 1, 2]);
+        assert_eq!(nucleus(&lp, 0.5), vec![0, 1]);
+        assert_eq!(nucleus(&lp, 0.4), vec![0]);
+        assert_eq!(nucleus(&lp, 1.0), vec![0, 1, 2, 3]);
+        // Large vocabulary: the selection grows until the mass is reached.
+        let n = 1000;
+        let lp: Vec<f64> = (0..n).map(|_| -(n as f64).ln()).collect();
+        assert_eq!(nucleus(&lp, 0.5005).len(), 501);
+    }
+
+    #[test]
+    fn greedy_draws_in_logit_order_and_never_forbidden() {
+        let special = SpecialTokens {
+            mask: 3,
+            eos: 4,
+            pad: 4,
+            n_tokens: 5,
+        };
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            let mut row = vec![1.0f32, 3.0, 2.0, 100.0, 0.0, 200.0];
+            forbid_specials(&mut row, &special);
+            let mut s = RowSampler::new(&row, &params(style, 0.0, 1.0), 1);
+            assert_eq!(s.first(), Some(1));
+            let rest: Vec<u32> = std::iter::from_fn(|| s.next_token()).collect();
+            assert_eq!(rest, vec![2, 0, 4]);
+        }
+    }
+
+    #[test]
+    fn sampling_exhausts_every_allowed_id_once() {
+        let special = SpecialTokens {
+            mask: 7,
+            eos: 8,
+            pad: 8,
+            n_tokens: 9,
+        };
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for seed in 0..20 {
+                let mut row: Vec<f32> = (0..12).map(|i| (i as f32 * 1.7).sin() * 30.0).collect();
+                forbid_specials(&mut row, &special);
+                let mut s = RowSampler::new(&row, &params(style, 0.7, 0.9), seed);
+                let mut all: Vec<u32> = s.first().into_iter().collect();
+                all.extend(std::iter::from_fn(|| s.next_token()));
+                all.sort_unstable();
+                assert_eq!(all, vec![0, 1, 2, 3, 4, 5, 6, 8]);
+            }
+        }
+    }
+
+    #[test]
+    fn dream_sampling_follows_probabilities() {
+        // p = (0.7, 0.2, 0.1) at temperature 1, no nucleus.
+        let row: Vec<f32> = [0.7f32, 0.2, 0.1].iter().map(|p| p.ln()).collect();
+        let mut counts = [0usize; 3];
+        for seed in 0..3000 {
+            let s = RowSampler::new(&row, &params(ArchStyle::Dream, 1.0, 1.0), seed);
+            counts[s.first().unwrap() as usize] += 1;
+        }
+        assert!((1950..2250).contains(&counts[0]), "{counts:?}");
+        assert!((450..750).contains(&counts[1]), "{counts:?}");
+        // The same for LLaDA's Gumbel-max.
+        let mut counts = [0usize; 3];
+        for seed in 0..3000 {
+            let s = RowSampler::new(&row, &params(ArchStyle::Llada, 1.0, 1.0), seed);
+            counts[s.first().unwrap() as usize] += 1;
+        }
+        assert!((1950..2250).contains(&counts[0]), "{counts:?}");
+        assert!((450..750).contains(&counts[1]), "{counts:?}");
+    }
+
+    #[test]
+    fn confidences() {
+        let row: Vec<f32> = [0.5f32, 0.3, 0.2].iter().map(|p| p.ln()).collect();
+        let mut p = params(ArchStyle::Dream, 0.0, 1.0);
+        p.alg = Alg::MaskgitPlus;
+        assert!((RowSampler::new(&row, &p, 0).confidence() - 0.5).abs() < 1e-6);
+        p.alg = Alg::TopkMargin;
+        assert!((RowSampler::new(&row, &p, 0).confidence() - 0.2).abs() < 1e-6);
+        p.alg = Alg::Entropy;
+        let h: f64 = [0.5f64, 0.3, 0.2]
+            .iter()
+            .map(|q| q * (q + 1e-10).ln())
+            .sum();
+        assert!((RowSampler::new(&row, &p, 0).confidence() - h).abs() < 1e-6);
+        let mut p = params(ArchStyle::Llada, 0.0, 1.0);
+        p.remasking = Remasking::LowConfidence;
+        assert!((RowSampler::new(&row, &p, 0).confidence() - 0.5).abs() < 1e-6);
+    }
+
+    /// Cost of one row at real vocabulary sizes
+    /// (`cargo test --release --lib row_cost -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn row_cost() {
+        let mut rng = SplitMix64::new(1);
+        for (style, v, t) in [
+            (ArchStyle::Dream, 152_064, 0.2),
+            (ArchStyle::Llada, 126_464, 0.0),
+            (ArchStyle::Llada, 126_464, 1.0),
+        ] {
+            let row: Vec<f32> = (0..v).map(|_| (rng.unit() as f32 - 0.5) * 20.0).collect();
+            let p = params(style, t, 0.95);
+            let t0 = std::time::Instant::now();
+            let mut ss: Vec<RowSampler> = (0..20)
+                .map(|seed| RowSampler::new(&row, &p, seed))
+                .collect();
+            let built = t0.elapsed() / 20;
+            let t0 = std::time::Instant::now();
+            for s in &mut ss {
+                s.next_token();
+            }
+            println!(
+                "{style:?} V={v} T={t}: build {built:?}, redraw {:?} per row",
+                t0.elapsed() / 20
+            );
+        }
+    }
+}

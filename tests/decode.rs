@@ -1,0 +1,388 @@
+//! The decoder with mock models: constrained output is always in the grammar.
+
+use candle_core::{Device, Tensor};
+use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, DecodeOutput, Mode, Remasking};
+use cdiff::model::{Denoiser, SpecialTokens, TextCodec};
+use cdiff::recognize::Recognizer;
+use cdiff::rng::SplitMix64;
+use cdiff::{Constraint, Error, ErrorKind, Grammar, Partial, Result};
+
+const MASK: u32 = 256;
+const EOS: u32 = 257;
+const N_TOKENS: usize = 258;
+/// The embedding is wider than the vocabulary, as Dream's is.
+const WIDTH: usize = 264;
+
+fn special() -> SpecialTokens {
+    SpecialTokens {
+        mask: MASK,
+        eos: EOS,
+        pad: EOS,
+        n_tokens: N_TOKENS,
+    }
+}
+
+/// Byte-level codec: token i < 256 is byte i.
+struct Bytes(Vec<[u8; 1]>);
+
+impl Bytes {
+    fn new() -> Bytes {
+        Bytes((0..=255u8).map(|b| [b]).collect())
+    }
+}
+
+impl TextCodec for Bytes {
+    fn encode(&self, text: &[u8]) -> Result<Vec<u32>> {
+        Ok(text.iter().map(|&b| b as u32).collect())
+    }
+    fn token_bytes(&self, id: u32) -> &[u8] {
+        self.0.get(id as usize).map_or(&[], |b| &b[..])
+    }
+}
+
+/// A harsh proposer: random logits from a seeded generator (a fresh stream
+/// per forward pass), with huge logits on the mask id and on the ids past the
+/// vocabulary, which must never be sampled. `bias` adds to chosen bytes so
+/// that some tests see plausible text.
+struct Harsh {
+    rng: SplitMix64,
+    scale: f32,
+    bias: Vec<(u32, f32)>,
+    calls: usize,
+}
+
+impl Harsh {
+    fn new(seed: u64) -> Harsh {
+        Harsh {
+            rng: SplitMix64::new(seed ^ 0x5eed),
+            scale: 4.0,
+            bias: Vec::new(),
+            calls: 0,
+        }
+    }
+}
+
+impl Denoiser for Harsh {
+    fn vocab_size(&self) -> usize {
+        WIDTH
+    }
+    fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        self.calls += 1;
+        let mut v = Vec::with_capacity(tokens.len() * WIDTH);
+        for _ in tokens {
+            for id in 0..WIDTH as u32 {
+                let x = if id == MASK || id as usize >= N_TOKENS {
+                    1.0e4
+                } else {
+                    (self.rng.unit() as f32 - 0.5) * self.scale
+                };
+                let b = self
+                    .bias
+                    .iter()
+                    .find(|(i, _)| *i == id)
+                    .map_or(0.0, |(_, b)| *b);
+                v.push(x + b);
+            }
+        }
+        Tensor::from_vec(v, (tokens.len(), WIDTH), &Device::Cpu)
+            .map_err(|e| Error::new(ErrorKind::Model, e.to_string()))
+    }
+}
+
+const BRACKETS: &str = r#"
+start: item*
+?item: "(" item* ")" | "[" item* "]" | "x"
+"#;
+
+const ARITH: &str = r#"
+start: expr
+?expr: term (("+" | "-") term)*
+?term: atom (("*" | "/") atom)*
+?atom: NUMBER | "(" expr ")"
+NUMBER: /[0-9]+/
+%ignore " "
+"#;
+
+fn grammars() -> Vec<(&'static str, Grammar)> {
+    vec![
+        (
+            "json",
+            Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap(),
+        ),
+        ("brackets", Grammar::from_lark(BRACKETS, None).unwrap()),
+        ("arith", Grammar::from_lark(ARITH, None).unwrap()),
+    ]
+}
+
+fn small(mode: Mode, style: ArchStyle, seed: u64) -> DecodeConfig {
+    let base = match style {
+        ArchStyle::Dream => DecodeConfig::dream(),
+        ArchStyle::Llada => DecodeConfig {
+            temperature: 0.5,
+            block_length: 8,
+            ..DecodeConfig::llada()
+        },
+    };
+    DecodeConfig {
+        mode,
+        steps: 8,
+        max_tokens: 16,
+        seed,
+        ..base
+    }
+}
+
+fn run(g: &Constraint, cfg: &DecodeConfig, seed: u64) -> DecodeOutput {
+    let prompt: Vec<u32> = b"Q: give me one.\nA:".iter().map(|&b| b as u32).collect();
+    decode(
+        &mut Harsh::new(seed),
+        &Bytes::new(),
+        &special(),
+        Some(g),
+        &prompt,
+        cfg,
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn con_is_always_in_the_grammar() {
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        let rec = Recognizer::new(&g).unwrap();
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for seed in 0..20 {
+                let cfg = small(Mode::Con, style, seed);
+                let out = run(&c, &cfg, seed);
+                let shown = String::from_utf8_lossy(&out.text);
+                assert!(out.valid, "{name} {style:?} seed {seed}: {shown:?}");
+                assert!(
+                    rec.accepts(&out.text).unwrap(),
+                    "{name} {style:?} seed {seed}: recognizer rejects {shown:?}"
+                );
+                assert!(c.check(&Partial::complete(&out.text)).unwrap());
+                assert!(!out.failed);
+                if !out.text_fallback || out.text.len() < 16 {
+                    assert_eq!(out.tokens.len(), 18 + 16);
+                }
+                assert!(out.forward_passes <= 8);
+            }
+        }
+    }
+}
+
+#[test]
+fn vanilla_is_mostly_invalid_and_never_samples_forbidden_ids() {
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        let rec = Recognizer::new(&g).unwrap();
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            let mut invalid = 0;
+            for seed in 0..20 {
+                let out = run(&c, &small(Mode::Vanilla, style, seed), seed);
+                assert_eq!(out.valid, rec.accepts(&out.text).unwrap());
+                invalid += usize::from(!out.valid);
+                assert_eq!(out.rejections, 0);
+                assert_eq!(out.accepted, 16);
+                let answer = &out.tokens[18..];
+                assert_eq!(answer.len(), 16);
+                assert!(
+                    answer.iter().all(|&t| t != MASK && (t as usize) < N_TOKENS),
+                    "{answer:?}"
+                );
+            }
+            assert!(invalid > 10, "{name} {style:?}: only {invalid}/20 invalid");
+        }
+    }
+}
+
+#[test]
+fn con_minus_is_valid_or_reports_failure() {
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        let rec = Recognizer::new(&g).unwrap();
+        for seed in 0..20 {
+            let out = run(&c, &small(Mode::ConMinus, ArchStyle::Dream, seed), seed);
+            assert!(!out.used_witness);
+            if out.failed {
+                assert!(!out.valid);
+            } else {
+                assert!(out.valid, "{name} seed {seed}");
+                assert!(rec.accepts(&out.text).unwrap());
+            }
+        }
+    }
+}
+
+#[test]
+fn con_minus_succeeds_with_a_helpful_model() {
+    // The model favours the bytes of the brackets language: with a generous
+    // rejection budget the constraint alone often finishes the canvas.
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let mut ok = 0;
+    for seed in 0..20 {
+        let cfg = DecodeConfig {
+            max_rejections: 10_000,
+            ..small(Mode::ConMinus, ArchStyle::Dream, seed)
+        };
+        let mut m = Harsh::new(seed);
+        m.bias = b"()[]x"
+            .iter()
+            .map(|&b| (b as u32, 3.0))
+            .chain([(EOS, 3.0)])
+            .collect();
+        let out = decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None).unwrap();
+        if !out.failed {
+            assert!(out.valid);
+            ok += 1;
+        }
+    }
+    // The others get stuck: a single mask left where the grammar needs two
+    // or more bytes (holes are unbounded in the completability check), so
+    // every id of that position is rejected.
+    assert!(ok >= 5, "{ok}/20");
+}
+
+#[test]
+fn same_seed_same_output() {
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    for mode in [Mode::Vanilla, Mode::ConMinus, Mode::Con] {
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            let cfg = small(mode, style, 7);
+            let a = run(&c, &cfg, 7);
+            let b = run(&c, &cfg, 7);
+            assert_eq!(a.tokens, b.tokens);
+            assert_eq!(a.text, b.text);
+            assert_eq!(a.rejections, b.rejections);
+            let other = run(&c, &small(mode, style, 8), 8);
+            if mode == Mode::Vanilla {
+                assert_ne!(a.tokens, other.tokens);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_alg_and_remasking_works() {
+    let g = Grammar::from_lark(ARITH, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    for alg in [Alg::Entropy, Alg::MaskgitPlus, Alg::TopkMargin, Alg::Random] {
+        for temperature in [0.0, 0.2, 1.0] {
+            let cfg = DecodeConfig {
+                alg,
+                temperature,
+                ..small(Mode::Con, ArchStyle::Dream, 3)
+            };
+            assert!(run(&c, &cfg, 3).valid, "{alg:?} {temperature}");
+        }
+    }
+    for remasking in [Remasking::LowConfidence, Remasking::Random] {
+        for temperature in [0.0, 1.0] {
+            let cfg = DecodeConfig {
+                remasking,
+                temperature,
+                ..small(Mode::Con, ArchStyle::Llada, 3)
+            };
+            assert!(run(&c, &cfg, 3).valid, "{remasking:?} {temperature}");
+        }
+    }
+}
+
+#[test]
+fn prefill_and_fence() {
+    // The constrained text starts with the prefill; the answer is fenced.
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let rec = Recognizer::new(&g).unwrap();
+    for seed in 0..10 {
+        let cfg = DecodeConfig {
+            prefill: b"([".to_vec(),
+            fence: Some("txt".into()),
+            max_tokens: 24,
+            ..small(Mode::Con, ArchStyle::Dream, seed)
+        };
+        let out = run(&c, &cfg, seed);
+        assert!(out.text.starts_with(b"(["));
+        assert!(out.answer.starts_with(b"```txt\n"), "{:?}", out.answer);
+        assert!(out.valid && rec.accepts(&out.text).unwrap());
+    }
+}
+
+#[test]
+fn progress_hook_sees_every_step() {
+    let g = Grammar::from_lark(ARITH, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let mut seen = Vec::new();
+    let mut hook = |s: &cdiff::decode::StepInfo| seen.push((s.step, s.masked));
+    let cfg = small(Mode::Vanilla, ArchStyle::Llada, 1);
+    decode(
+        &mut Harsh::new(1),
+        &Bytes::new(),
+        &special(),
+        Some(&c),
+        &[],
+        &cfg,
+        Some(&mut hook),
+    )
+    .unwrap();
+    // Two blocks of 8, four steps each, two tokens per step.
+    let masked: Vec<usize> = seen.iter().map(|s| s.1).collect();
+    assert_eq!(masked, vec![14, 12, 10, 8, 6, 4, 2, 0]);
+}
+
+#[test]
+fn constrained_modes_need_a_grammar() {
+    let cfg = small(Mode::Con, ArchStyle::Dream, 0);
+    let e = decode(
+        &mut Harsh::new(0),
+        &Bytes::new(),
+        &special(),
+        None,
+        &[],
+        &cfg,
+        None,
+    );
+    assert!(e.is_err());
+}
+
+/// Prints validity, witness use and timing per grammar, style and mode
+/// (`cargo test --release --test decode stats -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn stats() {
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for mode in [Mode::Vanilla, Mode::ConMinus, Mode::Con] {
+                let (mut valid, mut failed, mut witness, mut fallback, mut rej) = (0, 0, 0, 0, 0);
+                let (mut tm, mut tc) = (0.0, 0.0);
+                for seed in 0..20 {
+                    let cfg = DecodeConfig {
+                        max_tokens: 32,
+                        steps: 16,
+                        block_length: 8,
+                        ..small(mode, style, seed)
+                    };
+                    let out = run(&c, &cfg, seed);
+                    valid += usize::from(out.valid);
+                    failed += usize::from(out.failed);
+                    witness += usize::from(out.used_witness);
+                    fallback += usize::from(out.text_fallback);
+                    rej += out.rejections;
+                    tm += out.time_model.as_secs_f64();
+                    tc += out.time_constraint.as_secs_f64();
+                }
+                println!(
+                    "{name:8} {style:5?} {mode:8?} valid {valid:2}/20 failed {failed:2} witness {witness:2} \
+                     text-fallback {fallback:2} rejections/decode {:6.1} model {:6.2} ms constraint {:6.2} ms",
+                    rej as f64 / 20.0,
+                    tm * 50.0,
+                    tc * 50.0
+                );
+            }
+        }
+    }
+}
