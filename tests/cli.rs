@@ -362,3 +362,84 @@ fn gbnf_grammar_picked_by_extension() {
     let err = assert_fails(&cdiff(&["grammar", &bad]));
     assert!(err.contains("grammar error at 2:5"), "{err}");
 }
+
+#[test]
+fn init_random_then_decode_end_to_end() {
+    let dir = std::env::temp_dir().join(format!("cdiff-cli-tiny-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_string_lossy().to_string();
+    let o = cdiff(&[
+        "init-random",
+        "--arch",
+        "dream",
+        "--size",
+        "tiny",
+        "--out",
+        &d,
+        "--seed",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for mode in ["con", "vanilla"] {
+        let o = cdiff(&[
+            "decode",
+            "--model",
+            &d,
+            "--grammar",
+            JSON_GRAMMAR,
+            "--prompt",
+            "a JSON value",
+            "--max-tokens",
+            "16",
+            "--steps",
+            "8",
+            "--seed",
+            "2",
+            "--mode",
+            mode,
+            "--json",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        if mode == "con" {
+            assert_eq!(v["valid"], true, "{v}");
+        }
+        assert!(v["micros_model"].as_f64().unwrap() > 0.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn decode_bad_model_inputs_exit_2() {
+    // Missing directory.
+    assert_fails(&cdiff(&[
+        "decode",
+        "--model",
+        "/no/such/model/dir",
+        "--grammar",
+        JSON_GRAMMAR,
+        "-q",
+    ]));
+    // Unknown architecture in config.json.
+    let dir = std::env::temp_dir().join(format!("cdiff-cli-badarch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"}"#,
+    )
+    .unwrap();
+    let o = cdiff(&[
+        "decode",
+        "--model",
+        &dir.to_string_lossy(),
+        "--grammar",
+        JSON_GRAMMAR,
+        "-q",
+    ]);
+    assert_fails(&o);
+    assert!(stderr(&o).contains("model error"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+    // A constrained mode without a grammar.
+    assert_fails(&cdiff(&["decode", "--model", "/no/such/model/dir", "-q"]));
+}

@@ -23,6 +23,179 @@ pub enum Command {
     Grammar(GrammarArgs),
     /// Benchmark the checks on partial outputs cut out of valid documents.
     Bench(BenchArgs),
+    /// Generate with a diffusion language model, constrained to a grammar.
+    Decode(DecodeArgs),
+    /// Write a model directory with random weights (for tests and timing).
+    InitRandom(InitArgs),
+}
+
+/// Constraint modes of `cdiff decode`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModeArg {
+    /// No constraint.
+    Vanilla,
+    /// Constrained; gives up after too many rejections.
+    ConMinus,
+    /// Constrained; finishes from the witness after too many rejections.
+    Con,
+}
+
+/// Dream's position-selection rules.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum AlgArg {
+    /// Lowest entropy first.
+    Entropy,
+    /// Highest probability first.
+    MaskgitPlus,
+    /// Largest top-1/top-2 margin first.
+    TopkMargin,
+    /// Random order.
+    Random,
+}
+
+/// LLaDA's remasking rules.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum RemaskingArg {
+    /// Keep the most confident tokens.
+    LowConfidence,
+    /// Keep random tokens.
+    Random,
+}
+
+/// Arguments of `cdiff decode`.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// Model directory (Hugging Face layout) or alias: dream-7b,
+    /// dream-coder-7b, diffucoder-7b, llada-8b (looked up offline in the
+    /// Hugging Face cache).
+    #[arg(long, value_name = "DIR_OR_ALIAS")]
+    pub model: String,
+
+    /// The grammar the output must be in (Lark dialect, or GBNF for `.gbnf`).
+    #[arg(long, short = 'g', value_name = "FILE")]
+    pub grammar: Option<PathBuf>,
+
+    /// A JSON Schema instead of a grammar.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    pub json_schema: Option<PathBuf>,
+
+    /// The start rule (default: `start`).
+    #[arg(long, value_name = "RULE")]
+    pub start: Option<String>,
+
+    /// The user prompt (rendered with the model's chat template).
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+
+    /// Read the prompt from a file.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+
+    /// Constraint mode.
+    #[arg(long, value_enum, default_value = "con")]
+    pub mode: ModeArg,
+
+    /// Answer length in tokens.
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: usize,
+
+    /// Denoising steps (default: as many as tokens).
+    #[arg(long)]
+    pub steps: Option<usize>,
+
+    /// Dream's position-selection rule.
+    #[arg(long, value_enum, default_value = "entropy")]
+    pub alg: AlgArg,
+
+    /// Sampling temperature (default: 0.2 for Dream, 0 for LLaDA).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+
+    /// Dream's nucleus mass.
+    #[arg(long, default_value_t = 0.95)]
+    pub top_p: f64,
+
+    /// LLaDA's block length.
+    #[arg(long, default_value_t = 32)]
+    pub block_length: usize,
+
+    /// LLaDA's remasking rule.
+    #[arg(long, value_enum, default_value = "low-confidence")]
+    pub remasking: RemaskingArg,
+
+    /// Rejections before con-minus gives up / con uses the witness.
+    #[arg(long, default_value_t = 100)]
+    pub max_rejections: usize,
+
+    /// Seed of all randomness.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Text that starts the answer and is the first chunk of the constrained
+    /// text (e.g. headers and a function signature).
+    #[arg(long, value_name = "TEXT")]
+    pub prefill: Option<String>,
+
+    /// The answer opens with a markdown code fence of this language, outside
+    /// the constrained text.
+    #[arg(long, value_name = "LANG")]
+    pub fence: Option<String>,
+
+    /// Weights' dtype: f32, bf16 or f16.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+
+    /// Print one JSON record instead of the text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress lines on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Model architectures of `cdiff init-random`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ArchArg {
+    /// Dream (Qwen2 body).
+    Dream,
+    /// LLaDA (LLaMA body, OLMo names).
+    Llada,
+}
+
+/// Model sizes of `cdiff init-random`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum SizeArg {
+    /// A few layers of width 64 with a byte-level tokenizer.
+    Tiny,
+    /// The real size (Dream 7B / LLaDA 8B).
+    #[value(alias = "7b", alias = "8b")]
+    Full,
+}
+
+/// Arguments of `cdiff init-random`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Architecture.
+    #[arg(long, value_enum)]
+    pub arch: ArchArg,
+
+    /// Size.
+    #[arg(long, value_enum, default_value = "tiny")]
+    pub size: SizeArg,
+
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Seed of the weights.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Copy this tokenizer (e.g. ../shared/tokenizers/dream-v0-instruct-7b)
+    /// instead of writing a byte-level one.
+    #[arg(long, value_name = "DIR")]
+    pub tokenizer: Option<PathBuf>,
 }
 
 /// Arguments of `cdiff check`.

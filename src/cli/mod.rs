@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod check;
+mod decode_cmd;
 mod grammar_cmd;
 mod jsonobj;
 
@@ -38,6 +39,8 @@ pub fn run() -> Result<(), CliError> {
         args::Command::Check(a) => check::run(&a),
         args::Command::Grammar(a) => grammar_cmd::run(&a),
         args::Command::Bench(a) => bench::run(&a),
+        args::Command::Decode(a) => decode_cmd::run(&a),
+        args::Command::InitRandom(a) => decode_cmd::init(&a),
     }
 }
 

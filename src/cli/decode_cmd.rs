@@ -1,0 +1,178 @@
+//! `cdiff decode` (generation with a diffusion LM under a grammar) and
+//! `cdiff init-random` (model directories with random weights).
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use candle_core::Device;
+use serde_json::json;
+
+use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
+use cdiff::model::{init_random, load, parse_dtype, Arch, Denoiser, Size};
+
+use super::args::{AlgArg, ArchArg, DecodeArgs, InitArgs, ModeArg, RemaskingArg, SizeArg};
+use super::check::load_schema;
+use super::{compile, config, load_grammar, micros, read_text, CliError};
+
+/// Runs `cdiff decode`.
+pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
+    let model_err = |e: cdiff::Error| CliError::Lib {
+        path: None,
+        error: e,
+    };
+    // The grammar first: a grammar error should not wait for the weights.
+    let grammar = match (&a.json_schema, &a.grammar) {
+        (Some(schema), _) => Some((load_schema(schema, false)?, schema.clone())),
+        (None, Some(g)) => Some((load_grammar(g, a.start.as_deref())?, g.clone())),
+        (None, None) => None,
+    };
+    if grammar.is_none() && !matches!(a.mode, ModeArg::Vanilla) {
+        return Err(CliError::Input(
+            "constrained modes need --grammar or --json-schema (or use --mode vanilla)".into(),
+        ));
+    }
+    let constraint = match &grammar {
+        Some((g, path)) => Some(compile(path, g, &config(None))?.0),
+        None => None,
+    };
+    let prompt = match (&a.prompt, &a.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(f)) => read_text(f)?,
+        (None, None) => String::new(),
+    };
+    let dtype = parse_dtype(&a.dtype).map_err(model_err)?;
+    let mut loaded = load(&a.model, &Device::Cpu, dtype).map_err(model_err)?;
+    let prompt_ids = loaded.chat_prompt_ids(&prompt).map_err(model_err)?;
+
+    let arch = loaded.model.arch();
+    let mut cfg = match arch {
+        Arch::Dream => DecodeConfig::dream(),
+        Arch::Llada => DecodeConfig::llada(),
+    };
+    cfg.arch_style = match arch {
+        Arch::Dream => ArchStyle::Dream,
+        Arch::Llada => ArchStyle::Llada,
+    };
+    cfg.mode = match a.mode {
+        ModeArg::Vanilla => Mode::Vanilla,
+        ModeArg::ConMinus => Mode::ConMinus,
+        ModeArg::Con => Mode::Con,
+    };
+    cfg.max_tokens = a.max_tokens;
+    cfg.steps = a.steps.unwrap_or(a.max_tokens).max(1);
+    cfg.alg = match a.alg {
+        AlgArg::Entropy => Alg::Entropy,
+        AlgArg::MaskgitPlus => Alg::MaskgitPlus,
+        AlgArg::TopkMargin => Alg::TopkMargin,
+        AlgArg::Random => Alg::Random,
+    };
+    if let Some(t) = a.temperature {
+        cfg.temperature = t;
+    }
+    cfg.top_p = a.top_p;
+    cfg.block_length = a.block_length;
+    cfg.remasking = match a.remasking {
+        RemaskingArg::LowConfidence => Remasking::LowConfidence,
+        RemaskingArg::Random => Remasking::Random,
+    };
+    cfg.max_rejections = a.max_rejections;
+    cfg.seed = a.seed;
+    cfg.prefill = a.prefill.clone().unwrap_or_default().into_bytes();
+    cfg.fence = a.fence.clone();
+
+    let quiet = a.quiet;
+    let mut progress = |s: &StepInfo| {
+        if !quiet {
+            eprintln!(
+                "cdiff: step {}/{}: {} masks left, {} rejections",
+                s.step + 1,
+                s.steps,
+                s.masked,
+                s.rejections
+            );
+        }
+    };
+    let t = std::time::Instant::now();
+    let model: &mut dyn Denoiser = &mut loaded.model;
+    let out = decode(
+        model,
+        &loaded.tokenizer,
+        &loaded.special,
+        constraint.as_ref(),
+        &prompt_ids,
+        &cfg,
+        Some(&mut progress),
+    )
+    .map_err(model_err)?;
+    let wall = t.elapsed();
+    let mut stdout = io::stdout().lock();
+    let text = String::from_utf8_lossy(&out.text);
+    let res = if a.json {
+        let share = if wall.as_nanos() > 0 {
+            out.time_constraint.as_secs_f64() / wall.as_secs_f64()
+        } else {
+            0.0
+        };
+        writeln!(
+            stdout,
+            "{}",
+            json!({
+                "text": text,
+                "valid": out.valid,
+                "failed": out.failed,
+                "steps": out.steps,
+                "forward_passes": out.forward_passes,
+                "accepted": out.accepted,
+                "rejected": out.rejections,
+                "used_witness": out.used_witness,
+                "text_fallback": out.text_fallback,
+                "micros_model": micros(out.time_model),
+                "micros_constraint": micros(out.time_constraint),
+                "micros_total": micros(wall),
+                "constraint_share": share,
+            })
+        )
+    } else {
+        writeln!(stdout, "{text}")
+    };
+    res.and_then(|()| stdout.flush()).map_err(CliError::Write)?;
+    if !quiet && !a.json {
+        eprintln!(
+            "cdiff: valid: {}, {} steps, {} forward passes, {} accepted, {} rejected; model {:.1} ms, constraint {:.1} ms of {:.1} ms",
+            out.valid,
+            out.steps,
+            out.forward_passes,
+            out.accepted,
+            out.rejections,
+            micros(out.time_model) / 1000.0,
+            micros(out.time_constraint) / 1000.0,
+            micros(wall) / 1000.0
+        );
+    }
+    Ok(())
+}
+
+/// Runs `cdiff init-random`.
+pub fn init(a: &InitArgs) -> Result<(), CliError> {
+    let arch = match a.arch {
+        ArchArg::Dream => Arch::Dream,
+        ArchArg::Llada => Arch::Llada,
+    };
+    let size = match a.size {
+        SizeArg::Tiny => Size::Tiny,
+        SizeArg::Full => Size::Full,
+    };
+    init_random(
+        arch,
+        size,
+        &a.out,
+        a.seed,
+        a.tokenizer.as_deref().map(Path::new),
+    )
+    .map_err(|e| CliError::Lib {
+        path: Some(a.out.clone()),
+        error: e,
+    })?;
+    eprintln!("cdiff: wrote {}", a.out.display());
+    Ok(())
+}
