@@ -25,6 +25,12 @@ pub(crate) struct Chart {
     pub(crate) goal: Option<u64>,
 }
 
+/// Initial table size: `per_state` entries per automaton state, capped (large
+/// inputs amortise growth anyway).
+fn cap(per_state: usize, states: usize) -> usize {
+    (per_state * states).min(1 << 14)
+}
+
 #[inline]
 fn item(prod: u32, dot: u32, origin: u32, state: u32) -> u64 {
     ((prod as u64) << 44) | ((dot as u64) << 42) | ((origin as u64) << 21) | state as u64
@@ -63,13 +69,15 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
     let mut e = Earley {
         g,
         dfa,
-        items: FxSet::default(),
+        // Sized for a few dozen items per state: growing hash tables was a
+        // tenth of a small check's time.
+        items: FxSet::with_capacity_and_hasher(cap(64, dfa.len()), Default::default()),
         work: Vec::new(),
-        predicted: FxSet::default(),
-        waiting: FxMap::default(),
-        ends: FxMap::default(),
-        arena: Vec::new(),
-        done: FxSet::default(),
+        predicted: FxSet::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
+        waiting: FxMap::with_capacity_and_hasher(cap(32, dfa.len()), Default::default()),
+        ends: FxMap::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
+        arena: Vec::with_capacity(cap(64, dfa.len())),
+        done: FxSet::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
         wakes: Vec::new(),
         goal: None,
     };

@@ -338,7 +338,7 @@ fn reduce(
     order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
     const UNSET: u32 = u32::MAX;
     let mut class = vec![UNSET; n];
-    let mut sigs: FxMap<Vec<u32>, u32> = FxMap::default();
+    let mut sigs: FxMap<Vec<u32>, u32> = FxMap::with_capacity_and_hasher(n, Default::default());
     let mut next_local: FxMap<Vec<u32>, u32> = FxMap::default();
     let mut i = 0;
     while i < n {
