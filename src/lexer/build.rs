@@ -43,6 +43,10 @@ pub struct Lexer {
     pub(crate) fresh_set: Vec<u64>,
     /// The L-states that can end a lexeme as a (non-ignored) terminal, as a bitset.
     pub(crate) emitting_set: Vec<u64>,
+    /// Per L-state: the L-states that *subsume* it — same lexeme state and
+    /// freshness, a strict subset of its checkers — so every continuation
+    /// valid from it is valid from them, with the same terminals.
+    pub(crate) dominators: Vec<Vec<u32>>,
 }
 
 impl Lexer {
@@ -123,6 +127,7 @@ impl Lexer {
             live_on: Vec::new(),
             fresh_set: Vec::new(),
             emitting_set: Vec::new(),
+            dominators: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -181,6 +186,7 @@ impl Lexer {
             lx.skippable[l] = sk;
         }
         lx.compute_hole_closures();
+        lx.compute_dominators();
         Ok(lx)
     }
 
@@ -248,6 +254,40 @@ impl Lexer {
         self.live_on = live_on;
         self.fresh_set = fresh_set;
         self.emitting_set = emitting_set;
+    }
+
+    /// Fills `dominators` (see the field), grouping states by lexeme state
+    /// and freshness. Checkers only ever kill paths, so fewer checkers accept
+    /// more continuations: a set of alternatives may drop a dominated state.
+    fn compute_dominators(&mut self) {
+        let n = self.states.len();
+        let mut groups: HashMap<(u32, bool), Vec<u32>> = HashMap::new();
+        for l in 1..n {
+            let (q, _, fresh) = &self.states[l];
+            groups.entry((*q, *fresh)).or_default().push(l as u32);
+        }
+        let mut dom = vec![Vec::new(); n];
+        let mut keys: Vec<&(u32, bool)> = groups.keys().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let members = &groups[key];
+            if members.len() < 2 || members.len() > 512 {
+                continue; // nothing to compare, or too costly to bother
+            }
+            for &a in members {
+                let ca = &self.states[a as usize].1;
+                for &b in members {
+                    let cb = &self.states[b as usize].1;
+                    if a != b
+                        && cb.len() < ca.len()
+                        && cb.iter().all(|x| ca.binary_search(x).is_ok())
+                    {
+                        dom[a as usize].push(b);
+                    }
+                }
+            }
+        }
+        self.dominators = dom;
     }
 
     /// The L-states that survive reading byte `b`.

@@ -91,6 +91,14 @@ impl<'a> HoleView<'a> {
         for ((b, e), k) in bits.iter_mut().zip(&self.lexer.emitting_set).zip(keep) {
             *b &= e | k;
         }
+        // Drop alternatives another member subsumes (fewer checkers).
+        let full = bits.clone();
+        for l in super::tokens::ones(&full) {
+            let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
+            if self.lexer.dominators[l as usize].iter().any(|&d| has(d)) {
+                bits[l as usize / 64] &= !(1 << (l % 64));
+            }
+        }
         let key = (follow, Arc::new(bits));
         if let Some(&id) = self.local_ids.get(&key) {
             return id;
