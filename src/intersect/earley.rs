@@ -153,7 +153,9 @@ impl Earley<'_> {
             if g.prods[p as usize].2 == 0 {
                 self.complete(j, a, j);
             } else {
-                self.add(p, 0, j, j);
+                // New by construction: `(j, a)` is predicted only once, and
+                // only prediction makes items with the dot at 0.
+                self.work.push(item(p, 0, j, j));
             }
         }
     }
