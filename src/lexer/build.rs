@@ -47,6 +47,8 @@ pub struct Lexer {
     /// freshness, a strict subset of its checkers — so every continuation
     /// valid from it is valid from them, with the same terminals.
     pub(crate) dominators: Vec<Vec<u32>>,
+    /// The L-states with at least one dominator, as a bitset.
+    pub(crate) dominated_set: Vec<u64>,
 }
 
 impl Lexer {
@@ -128,6 +130,7 @@ impl Lexer {
             fresh_set: Vec::new(),
             emitting_set: Vec::new(),
             dominators: Vec::new(),
+            dominated_set: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -287,7 +290,14 @@ impl Lexer {
                 }
             }
         }
+        let mut set = vec![0u64; self.words];
+        for (l, d) in dom.iter().enumerate() {
+            if !d.is_empty() {
+                set[l / 64] |= 1 << (l % 64);
+            }
+        }
         self.dominators = dom;
+        self.dominated_set = set;
     }
 
     /// The L-states that survive reading byte `b`.

@@ -93,7 +93,12 @@ impl<'a> HoleView<'a> {
         }
         // Drop alternatives another member subsumes (fewer checkers).
         let full = bits.clone();
-        for l in super::tokens::ones(&full) {
+        let candidates: Vec<u64> = full
+            .iter()
+            .zip(&self.lexer.dominated_set)
+            .map(|(b, d)| b & d)
+            .collect();
+        for l in super::tokens::ones(&candidates) {
             let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
             if self.lexer.dominators[l as usize].iter().any(|&d| has(d)) {
                 bits[l as usize / 64] &= !(1 << (l % 64));
