@@ -3,11 +3,12 @@
 //!
 //! ```text
 //! cargo run --release --example smiles_validity -- [--model DIR] [--n 200]
-//!     [--max-tokens 64] [--steps 32] [--temperature 1.0] [--seed 0]
+//!     [--max-tokens 64] [--steps 32] [--block 0] [--temperature 1.0]
+//!     [--remasking random|low-confidence] [--seed 0]
 //! ```
 //!
 //! For each mode, `n` generations with seeds `seed..seed+n` from an empty
-//! prompt, one block of `max-tokens`. Prints a Markdown table: the share
+//! prompt, in blocks of `block` tokens (0: one block of `max-tokens`). Prints a Markdown table: the share
 //! accepted by the grammar's recognizer (`grammars/smiles.ebnf`), the share
 //! with balanced ring closures (every ring label, `1`..`9` or `%nn`, occurs an
 //! even number of times outside brackets; the grammar does not check this),
@@ -18,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use candle_core::{DType, Device};
-use cdiff::decode::{decode, DecodeConfig, Mode};
+use cdiff::decode::{decode, DecodeConfig, Mode, Remasking};
 use cdiff::model::{load, Denoiser, DEFAULT_GRAMMAR, DEFAULT_MODEL};
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar};
@@ -49,7 +50,7 @@ fn rings_balanced(s: &[u8]) -> bool {
         }
         i += 1;
     }
-    count.values().all(|c| c % 2 == 0)
+    count.values().all(|c| c.is_multiple_of(2))
 }
 
 struct Args {
@@ -60,6 +61,8 @@ struct Args {
     temperature: f64,
     seed: u64,
     samples: usize,
+    block: usize,
+    random_remasking: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -71,6 +74,8 @@ fn parse_args() -> Result<Args, String> {
         temperature: 1.0,
         seed: 0,
         samples: 8,
+        block: 0,
+        random_remasking: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -84,6 +89,14 @@ fn parse_args() -> Result<Args, String> {
             "--temperature" => a.temperature = v.parse().map_err(|e| bad(&e))?,
             "--seed" => a.seed = v.parse().map_err(|e| bad(&e))?,
             "--samples" => a.samples = v.parse().map_err(|e| bad(&e))?,
+            "--block" => a.block = v.parse().map_err(|e| bad(&e))?,
+            "--remasking" => {
+                a.random_remasking = match v.as_str() {
+                    "random" => true,
+                    "low-confidence" => false,
+                    _ => return Err(bad(&"expected random or low-confidence")),
+                }
+            }
             _ => return Err(format!("unknown option {k}")),
         }
     }
@@ -107,14 +120,16 @@ fn run() -> Result<(), String> {
     let mut m = load(&a.model, &Device::Cpu, DType::F32).map_err(err)?;
     let prompt = m.chat_prompt_ids("").map_err(err)?;
     println!(
-        "model {}, {} generations per mode (seeds {}..{}), max_tokens {}, steps {}, one block, temperature {}, low-confidence remasking\n",
+        "model {}, {} generations per mode (seeds {}..{}), max_tokens {}, steps {}, block length {}, temperature {}, {} remasking\n",
         a.model,
         a.n,
         a.seed,
         a.seed + a.n,
         a.max_tokens,
         a.steps,
-        a.temperature
+        if a.block == 0 { a.max_tokens } else { a.block },
+        a.temperature,
+        if a.random_remasking { "random" } else { "low-confidence" }
     );
     println!("| mode | grammar-valid | rings balanced | both | distinct | gave up | mean rejections | ms / sample | constraint share |");
     println!("|---|---|---|---|---|---|---|---|---|");
@@ -134,9 +149,12 @@ fn run() -> Result<(), String> {
             cfg.mode = mode;
             cfg.max_tokens = a.max_tokens;
             cfg.steps = a.steps;
-            cfg.block_length = a.max_tokens;
+            cfg.block_length = if a.block == 0 { a.max_tokens } else { a.block };
             cfg.temperature = a.temperature;
             cfg.seed = seed;
+            if a.random_remasking {
+                cfg.remasking = Remasking::Random;
+            }
             let model: &mut dyn Denoiser = &mut m.model;
             let out = decode(
                 model,

@@ -46,7 +46,7 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
     );
     let log_every = a.log_every.max(1);
     let report = train(&tc, &texts, Some(&a.out), a.resume, |p| {
-        if p.step % log_every == 0 || p.step == p.steps || p.checkpoint {
+        if p.step.is_multiple_of(log_every) || p.step == p.steps || p.checkpoint {
             eprintln!(
                 "cdiff: step {}/{} loss {:.4} ema {:.4} lr {:.2e} grad {:.2} {:.0} tok/s{}",
                 p.step,

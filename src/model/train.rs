@@ -121,7 +121,10 @@ impl TrainConfig {
         if self.batch == 0 || self.ctx < 2 || self.layers == 0 || self.hidden == 0 {
             return bad("batch, layers and hidden must be positive and ctx at least 2");
         }
-        if self.heads == 0 || self.hidden % self.heads != 0 || (self.hidden / self.heads) % 2 != 0 {
+        if self.heads == 0
+            || !self.hidden.is_multiple_of(self.heads)
+            || !(self.hidden / self.heads).is_multiple_of(2)
+        {
             return bad("hidden must be a multiple of heads with an even head width");
         }
         if self.mlp == 0 || !(self.lr.is_finite() && self.lr > 0.0) {
@@ -631,7 +634,8 @@ pub fn train(
         losses.push(loss);
         let done = tr.step;
         let checkpoint = out.is_some()
-            && ((tc.checkpoint_every > 0 && done % tc.checkpoint_every == 0) || done == tc.steps);
+            && ((tc.checkpoint_every > 0 && done.is_multiple_of(tc.checkpoint_every))
+                || done == tc.steps);
         if checkpoint {
             if let Some(dir) = out {
                 tr.save(dir)?;
