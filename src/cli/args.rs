@@ -27,6 +27,75 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Write a model directory with random weights (for tests and timing).
     InitRandom(InitArgs),
+    /// Train a small masked-diffusion LM (LLaDA architecture, byte-level
+    /// tokenizer) on a file of texts, one per line, on CPU.
+    Train(TrainArgs),
+}
+
+/// Arguments of `cdiff train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Training texts, one per line (`.csv`: the `smiles` column; otherwise
+    /// the first whitespace-separated field). Repeatable.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub data: Vec<PathBuf>,
+
+    /// Output model directory (checkpoints are written here).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Total optimizer steps.
+    #[arg(long, default_value_t = 2000)]
+    pub steps: usize,
+
+    /// Sequences per batch.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+
+    /// Context length in tokens (bytes); longer texts are skipped.
+    #[arg(long, default_value_t = 64)]
+    pub ctx: usize,
+
+    /// Transformer blocks.
+    #[arg(long, default_value_t = 4)]
+    pub layers: usize,
+
+    /// Width of the residual stream.
+    #[arg(long, default_value_t = 192)]
+    pub hidden: usize,
+
+    /// Attention heads.
+    #[arg(long, default_value_t = 4)]
+    pub heads: usize,
+
+    /// Width of the SwiGLU MLP (default: 8/3 of hidden, rounded to 32).
+    #[arg(long)]
+    pub mlp: Option<usize>,
+
+    /// Peak learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+
+    /// Warmup steps.
+    #[arg(long, default_value_t = 100)]
+    pub warmup: usize,
+
+    /// Seed of initialization, data order and masks.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Checkpoint every N steps (and at the end).
+    #[arg(long, default_value_t = 100)]
+    pub checkpoint_every: usize,
+
+    /// Print progress every N steps.
+    #[arg(long, default_value_t = 10)]
+    pub log_every: usize,
+
+    /// Continue from the checkpoint in --out (weights and step; the saved
+    /// hyperparameters are used; optimizer moments restart).
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Constraint modes of `cdiff decode`.
@@ -68,8 +137,10 @@ pub struct DecodeArgs {
     /// Model directory (Hugging Face layout) or alias: dream-7b,
     /// dream-coder-7b, diffucoder-7b, llada-8b (looked up offline in the
     /// Hugging Face cache).
+    /// Default: cdiff's own `models/smiles-tiny` (with
+    /// `grammars/smiles.ebnf` when no grammar is given).
     #[arg(long, value_name = "DIR_OR_ALIAS")]
-    pub model: String,
+    pub model: Option<String>,
 
     /// The grammar the output must be in (Lark dialect, or GBNF for `.gbnf`).
     #[arg(long, short = 'g', value_name = "FILE")]

@@ -20,8 +20,26 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         path: None,
         error: e,
     };
+    let (model_dir, default_grammar) = match &a.model {
+        Some(m) => (m.clone(), None),
+        None => {
+            let dir = Path::new(cdiff::model::DEFAULT_MODEL);
+            if !dir.join("config.json").is_file() {
+                return Err(CliError::Input(format!(
+                    "no --model given and the default model {} is missing (train it with \
+                     `cdiff train`, see models/smiles-tiny/README.md, or pass --model)",
+                    dir.display()
+                )));
+            }
+            (
+                cdiff::model::DEFAULT_MODEL.to_string(),
+                Some(std::path::PathBuf::from(cdiff::model::DEFAULT_GRAMMAR)),
+            )
+        }
+    };
     // The grammar first: a grammar error should not wait for the weights.
-    let grammar = match (&a.json_schema, &a.grammar) {
+    let grammar_path = a.grammar.clone().or(default_grammar);
+    let grammar = match (&a.json_schema, &grammar_path) {
         (Some(schema), _) => Some((load_schema(schema, false)?, schema.clone())),
         (None, Some(g)) => Some((load_grammar(g, a.start.as_deref())?, g.clone())),
         (None, None) => None,
@@ -41,7 +59,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         (None, None) => String::new(),
     };
     let dtype = parse_dtype(&a.dtype).map_err(model_err)?;
-    let mut loaded = load(&a.model, &Device::Cpu, dtype).map_err(model_err)?;
+    let mut loaded = load(&model_dir, &Device::Cpu, dtype).map_err(model_err)?;
     let prompt_ids = loaded.chat_prompt_ids(&prompt).map_err(model_err)?;
 
     let arch = loaded.model.arch();

@@ -7,6 +7,7 @@ mod check;
 mod decode_cmd;
 mod grammar_cmd;
 mod jsonobj;
+mod train_cmd;
 
 use std::fmt;
 use std::io;
@@ -41,6 +42,7 @@ pub fn run() -> Result<(), CliError> {
         args::Command::Bench(a) => bench::run(&a),
         args::Command::Decode(a) => decode_cmd::run(&a),
         args::Command::InitRandom(a) => decode_cmd::init(&a),
+        args::Command::Train(a) => train_cmd::run(&a),
     }
 }
 

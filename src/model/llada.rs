@@ -234,6 +234,47 @@ impl Block {
         let m = self.ff_out.forward(&(gate * self.up_proj.forward(&h)?)?)?;
         x + m
     }
+
+    /// [`Block::forward`] with differentiable operations only (RMSNorm,
+    /// RoPE and softmax written with basic tensor ops), for training.
+    fn forward_diff(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, n, _) = x.dims3()?;
+        let h = self.attn_norm.forward_diff(x)?;
+        let split = |t: Tensor, heads: usize| -> candle_core::Result<Tensor> {
+            t.reshape((b, n, heads, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let q = split(self.q_proj.forward(&h)?, self.heads)?;
+        let k = split(self.k_proj.forward(&h)?, self.kv_heads)?;
+        let v = split(self.v_proj.forward(&h)?, self.kv_heads)?;
+        let q = candle_nn::rotary_emb::rope_slow(&q, cos, sin)?;
+        let k = candle_nn::rotary_emb::rope_slow(&k, cos, sin)?;
+        let rep = self.heads / self.kv_heads;
+        let expand = |t: &Tensor| -> candle_core::Result<Tensor> {
+            if rep == 1 {
+                Ok(t.clone())
+            } else {
+                t.unsqueeze(2)?
+                    .expand((b, self.kv_heads, rep, n, self.head_dim))?
+                    .reshape((b, self.heads, n, self.head_dim))
+            }
+        };
+        let k = expand(&k)?.contiguous()?;
+        let v = expand(&v)?.contiguous()?;
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        let scores = (q.matmul(&k.t()?)? * scale)?;
+        let probs = candle_nn::ops::softmax(&scores, candle_core::D::Minus1)?;
+        let ctx = probs
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .reshape((b, n, self.heads * self.head_dim))?;
+        let x = (x + self.attn_out.forward(&ctx)?)?;
+        let h = self.ff_norm.forward_diff(&x)?;
+        let gate = candle_nn::ops::silu(&self.ff_proj.forward(&h)?)?;
+        let m = self.ff_out.forward(&(gate * self.up_proj.forward(&h)?)?)?;
+        x + m
+    }
 }
 
 /// A LLaDA model: LLaMA-style blocks, bidirectional attention, unshifted logits.
@@ -300,6 +341,24 @@ impl Model {
                 .map_err(|e| model_err("LLaDA forward", e));
         }
         self.run(tokens).map_err(|e| model_err("LLaDA forward", e))
+    }
+
+    /// Logits `[b, n, embedding_rows]` for a `[b, n]` u32 batch of canvases,
+    /// computed with differentiable operations only (for training; the same
+    /// function as [`Model::logits`] up to float rounding).
+    ///
+    /// # Errors
+    /// A tensor error (shapes, ids past the embedding).
+    pub fn forward_train(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
+        let (_, n) = ids.dims2()?;
+        let head_dim = self.cfg.d_model / self.cfg.n_heads;
+        let (cos, sin) = rope_tables(n, head_dim, self.cfg.rope_theta, self.dtype, &self.device)?;
+        let mut x = self.wte.forward(ids)?;
+        for block in &self.blocks {
+            x = block.forward_diff(&x, &cos, &sin)?;
+        }
+        let x = self.ln_f.forward_diff(&x)?;
+        self.ff_out.forward(&x)
     }
 
     fn run(&self, tokens: &[u32]) -> candle_core::Result<Tensor> {

@@ -11,10 +11,19 @@ pub mod init;
 pub mod llada;
 pub mod load;
 pub mod tokenizer;
+pub mod train;
 
 pub use init::{init_random, Size};
 pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
-pub use tokenizer::{ChatFormat, ChatMessage, Tokenizer};
+pub use tokenizer::{ChatFormat, ChatMessage, Tokenizer, PLAIN_TEMPLATE};
+pub use train::{train, TrainConfig};
+
+/// cdiff's own model, `models/smiles-tiny` in the crate (trained with
+/// `cdiff train`, see its README), used by `cdiff decode` without `--model`.
+pub const DEFAULT_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/smiles-tiny");
+
+/// The grammar `cdiff decode` uses with [`DEFAULT_MODEL`] when none is given.
+pub const DEFAULT_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/smiles.ebnf");
 
 /// A masked-diffusion denoiser: given a canvas of token ids (some of them the
 /// mask id), the logits of every position.

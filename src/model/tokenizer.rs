@@ -177,7 +177,15 @@ pub enum ChatFormat {
     /// `<|start_header_id|>role<|end_header_id|>\n\n` + trimmed content +
     /// `<|eot_id|>`, then `<|start_header_id|>assistant<|end_header_id|>\n\n`.
     Llada,
+    /// No template: the contents of the messages, concatenated (small
+    /// unconditional models such as cdiff's own `models/smiles-tiny`, whose
+    /// `chat_template` is [`PLAIN_TEMPLATE`]).
+    Plain,
 }
+
+/// The `chat_template` of models without a chat format: the messages'
+/// contents, concatenated ([`ChatFormat::Plain`]).
+pub const PLAIN_TEMPLATE: &str = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
 
 impl ChatFormat {
     /// Recognizes the format a Jinja `chat_template` string writes.
@@ -186,6 +194,8 @@ impl ChatFormat {
             Some(ChatFormat::ChatMl)
         } else if template.contains("<|start_header_id|>") {
             Some(ChatFormat::Llada)
+        } else if template.trim() == PLAIN_TEMPLATE {
+            Some(ChatFormat::Plain)
         } else {
             None
         }
@@ -228,6 +238,11 @@ impl ChatFormat {
                 }
                 if add_generation_prompt {
                     out.push_str("<|start_header_id|>assistant<|end_header_id|>\n\n");
+                }
+            }
+            ChatFormat::Plain => {
+                for m in messages {
+                    out.push_str(&m.content);
                 }
             }
         }

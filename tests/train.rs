@@ -1,0 +1,234 @@
+//! Masked-diffusion training (`cdiff::model::train`), `cdiff train`, and the
+//! shipped model `models/smiles-tiny` used by `cdiff decode` by default.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use candle_core::{DType, Device};
+use cdiff::decode::{decode, DecodeConfig, Mode};
+use cdiff::model::train::{read_texts, train, Trainer};
+use cdiff::model::{load, Denoiser, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL};
+use cdiff::recognize::Recognizer;
+use cdiff::{Constraint, Grammar};
+
+fn tiny() -> TrainConfig {
+    TrainConfig {
+        steps: 60,
+        batch: 8,
+        ctx: 16,
+        layers: 1,
+        hidden: 32,
+        heads: 2,
+        mlp: 64,
+        lr: 3e-3,
+        warmup: 5,
+        seed: 3,
+        checkpoint_every: 0,
+        ..TrainConfig::default()
+    }
+}
+
+fn texts() -> Vec<Vec<u8>> {
+    ["CCO", "c1ccccc1", "CC(=O)O", "N#CC", "OC(=O)c1ccccc1"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cdiff-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn loss_falls_on_a_tiny_repeated_dataset() {
+    let r = train(&tiny(), &texts(), None, false, |_| {}).unwrap();
+    assert_eq!(r.losses.len(), 60);
+    let mean = |s: &[f32]| s.iter().sum::<f32>() / s.len() as f32;
+    let (first, last) = (mean(&r.losses[..8]), mean(&r.losses[52..]));
+    eprintln!("loss: first 8 steps {first:.3}, last 8 steps {last:.3}");
+    assert!(
+        last < 0.6 * first,
+        "loss did not fall: {first:.3} -> {last:.3}"
+    );
+}
+
+#[test]
+fn training_is_deterministic_for_a_seed() {
+    let tc = TrainConfig { steps: 4, ..tiny() };
+    let a = train(&tc, &texts(), None, false, |_| {}).unwrap();
+    let b = train(&tc, &texts(), None, false, |_| {}).unwrap();
+    assert_eq!(a.losses, b.losses);
+    let c = train(
+        &TrainConfig {
+            seed: 4,
+            ..tc.clone()
+        },
+        &texts(),
+        None,
+        false,
+        |_| {},
+    )
+    .unwrap();
+    assert_ne!(a.losses, c.losses);
+}
+
+#[test]
+fn saved_model_loads_back_with_identical_logits() {
+    let dir = tmp("save");
+    let (mut tr, skipped) = Trainer::new(&tiny(), &texts()).unwrap();
+    assert_eq!(skipped, 0);
+    for _ in 0..3 {
+        tr.train_step().unwrap();
+    }
+    tr.save(&dir).unwrap();
+    let mut m = load(&dir.to_string_lossy(), &Device::Cpu, DType::F32).unwrap();
+    assert_eq!(m.special.mask, 261);
+    assert_eq!(m.special.eos, 257);
+    assert!(m.chat_prompt_ids("").unwrap().is_empty());
+    assert_eq!(m.chat_prompt_ids("CC").unwrap(), vec![67, 67]);
+    let tokens: Vec<u32> = vec![67, 67, 261, 79, 261, 257, 257, 261];
+    let a = tr.model().logits(&tokens).unwrap();
+    let b = m.model.forward(&tokens).unwrap();
+    let diff = (a - b)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max_all()
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap();
+    assert!(diff <= 1e-6, "logits differ by {diff}");
+    // The training forward computes the same function up to rounding.
+    let ids = candle_core::Tensor::new(tokens.as_slice(), &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
+    let c = tr.model().forward_train(&ids).unwrap().squeeze(0).unwrap();
+    let d = tr.model().logits(&tokens).unwrap();
+    let diff = (c - d)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max_all()
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap();
+    assert!(
+        diff < 1e-3,
+        "training and inference forward differ by {diff}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn resume_continues_from_the_checkpoint() {
+    let dir = tmp("resume");
+    let tc = TrainConfig {
+        steps: 3,
+        checkpoint_every: 2,
+        ..tiny()
+    };
+    let a = train(&tc, &texts(), Some(&dir), false, |_| {}).unwrap();
+    assert_eq!(a.step, 3);
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("train_state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["step"], 3);
+    let b = train(
+        &TrainConfig { steps: 5, ..tc },
+        &texts(),
+        Some(&dir),
+        true,
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(b.step, 5);
+    assert_eq!(b.losses.len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    assert!(read_texts(&[PathBuf::from("/nonexistent/x.smi")]).is_err());
+    let long = vec![b"C".repeat(100)];
+    assert!(Trainer::new(&tiny(), &long).is_err());
+    let bad = TrainConfig {
+        hidden: 30,
+        heads: 4,
+        ..tiny()
+    };
+    assert!(Trainer::new(&bad, &texts()).is_err());
+    let out = Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args([
+            "train",
+            "--data",
+            "/nonexistent/x.smi",
+            "--out",
+            "/tmp/never",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!std::path::Path::new("/tmp/never").exists());
+}
+
+#[test]
+fn shipped_model_con_outputs_are_accepted() {
+    let mut m = load(DEFAULT_MODEL, &Device::Cpu, DType::F32).unwrap();
+    let src = std::fs::read_to_string(DEFAULT_GRAMMAR).unwrap();
+    let g = Grammar::from_file_text(DEFAULT_GRAMMAR, &src, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let rec = Recognizer::new(&g).unwrap();
+    let prompt = m.chat_prompt_ids("").unwrap();
+    assert!(prompt.is_empty());
+    for seed in 0..4 {
+        let mut cfg = DecodeConfig::llada();
+        cfg.mode = Mode::Con;
+        cfg.max_tokens = 32;
+        cfg.steps = 16;
+        cfg.block_length = 32;
+        cfg.temperature = 1.0;
+        cfg.seed = seed;
+        let model: &mut dyn Denoiser = &mut m.model;
+        let out = decode(
+            model,
+            &m.tokenizer,
+            &m.special,
+            Some(&c),
+            &prompt,
+            &cfg,
+            None,
+        )
+        .unwrap();
+        assert!(
+            rec.accepts(&out.text).unwrap(),
+            "seed {seed}: {:?} rejected",
+            String::from_utf8_lossy(&out.text)
+        );
+    }
+}
+
+#[test]
+fn decode_without_model_uses_the_shipped_one() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args([
+            "decode",
+            "--max-tokens",
+            "24",
+            "--steps",
+            "8",
+            "--quiet",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], true, "{v}");
+}
