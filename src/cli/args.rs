@@ -166,11 +166,12 @@ pub struct DecodeArgs {
     #[arg(long, value_enum, default_value = "con")]
     pub mode: ModeArg,
 
-    /// Answer length in tokens.
-    #[arg(long, default_value_t = 256)]
-    pub max_tokens: usize,
+    /// Answer length in tokens (default: 256; 64 for the default model).
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
 
-    /// Denoising steps (default: as many as tokens).
+    /// Denoising steps (default: as many as tokens; half as many for the
+    /// default model).
     #[arg(long)]
     pub steps: Option<usize>,
 
@@ -186,13 +187,14 @@ pub struct DecodeArgs {
     #[arg(long, default_value_t = 0.95)]
     pub top_p: f64,
 
-    /// LLaDA's block length.
-    #[arg(long, default_value_t = 32)]
-    pub block_length: usize,
+    /// LLaDA's block length (default: 32; one block for the default model).
+    #[arg(long)]
+    pub block_length: Option<usize>,
 
-    /// LLaDA's remasking rule.
-    #[arg(long, value_enum, default_value = "low-confidence")]
-    pub remasking: RemaskingArg,
+    /// LLaDA's remasking rule (default: low-confidence; random for the
+    /// default model, as in its model card).
+    #[arg(long, value_enum)]
+    pub remasking: Option<RemaskingArg>,
 
     /// Rejections before con-minus gives up / con uses the witness.
     #[arg(long, default_value_t = 100)]

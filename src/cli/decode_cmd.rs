@@ -76,8 +76,25 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         ModeArg::ConMinus => Mode::ConMinus,
         ModeArg::Con => Mode::Con,
     };
-    cfg.max_tokens = a.max_tokens;
-    cfg.steps = a.steps.unwrap_or(a.max_tokens).max(1);
+    // The shipped default model's settings come from its model card
+    // (64 tokens, 32 steps in one block, temperature 1, random remasking);
+    // every flag given explicitly wins.
+    let default_model = a.model.is_none();
+    let max_tokens = a.max_tokens.unwrap_or(if default_model { 64 } else { 256 });
+    cfg.max_tokens = max_tokens;
+    cfg.steps = a
+        .steps
+        .unwrap_or(if default_model {
+            max_tokens / 2
+        } else {
+            max_tokens
+        })
+        .max(1);
+    if default_model {
+        cfg.temperature = 1.0;
+        cfg.remasking = Remasking::Random;
+        cfg.block_length = max_tokens;
+    }
     cfg.alg = match a.alg {
         AlgArg::Entropy => Alg::Entropy,
         AlgArg::MaskgitPlus => Alg::MaskgitPlus,
@@ -88,11 +105,14 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         cfg.temperature = t;
     }
     cfg.top_p = a.top_p;
-    cfg.block_length = a.block_length;
-    cfg.remasking = match a.remasking {
-        RemaskingArg::LowConfidence => Remasking::LowConfidence,
-        RemaskingArg::Random => Remasking::Random,
-    };
+    if let Some(b) = a.block_length {
+        cfg.block_length = b;
+    }
+    match a.remasking {
+        Some(RemaskingArg::LowConfidence) => cfg.remasking = Remasking::LowConfidence,
+        Some(RemaskingArg::Random) => cfg.remasking = Remasking::Random,
+        None => {}
+    }
     cfg.max_rejections = a.max_rejections;
     cfg.seed = a.seed;
     cfg.prefill = a.prefill.clone().unwrap_or_default().into_bytes();
@@ -100,7 +120,9 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
 
     let quiet = a.quiet;
     let mut progress = |s: &StepInfo| {
-        if !quiet {
+        // About eight progress lines per run.
+        let every = (s.steps / 8).max(1);
+        if !quiet && ((s.step + 1).is_multiple_of(every) || s.step + 1 == s.steps) {
             eprintln!(
                 "cdiff: step {}/{}: {} masks left, {} rejections",
                 s.step + 1,
