@@ -1064,20 +1064,7 @@ impl<'a> Builder<'a> {
             Some(Value::Bool(false)) => None,
             Some(s) => Some(self.sub(s, &format!("{ptr}/{rest_key}"))?),
         };
-        let get = |k: &str| -> Result<Option<u64>> {
-            match m.get(k) {
-                None => Ok(None),
-                Some(v) => v
-                    .as_u64()
-                    .or_else(|| {
-                        v.as_f64()
-                            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
-                            .map(|f| f as u64)
-                    })
-                    .map(Some)
-                    .ok_or_else(|| err(format!("{k} at {ptr} is not a nonnegative integer"))),
-            }
-        };
+        let get = |k: &str| count_keyword(m, k, ptr);
         let mut min = get("minItems")?.unwrap_or(0);
         let mut max = get("maxItems")?;
         let cap = self.opts.max_items;
@@ -1153,20 +1140,7 @@ impl<'a> Builder<'a> {
     }
 
     fn string(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
-        let get = |k: &str| -> Result<Option<u64>> {
-            match m.get(k) {
-                None => Ok(None),
-                Some(v) => v
-                    .as_u64()
-                    .or_else(|| {
-                        v.as_f64()
-                            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
-                            .map(|f| f as u64)
-                    })
-                    .map(Some)
-                    .ok_or_else(|| err(format!("{k} at {ptr} is not a nonnegative integer"))),
-            }
-        };
+        let get = |k: &str| count_keyword(m, k, ptr);
         let mut min = get("minLength")?.unwrap_or(0);
         let mut max = get("maxLength")?;
         let cap = self.opts.max_length;
@@ -1532,3 +1506,20 @@ fn find_anchor<'v>(
 
 #[cfg(test)]
 mod tests;
+
+/// The value of a count keyword (`minItems`, `maxLength`, ...) of schema
+/// object `m` at `ptr`: absent, or a nonnegative integer (`3.0` accepted).
+fn count_keyword(m: &Map<String, Value>, k: &str, ptr: &str) -> Result<Option<u64>> {
+    match m.get(k) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| f as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| err(format!("{k} at {ptr} is not a nonnegative integer"))),
+    }
+}
