@@ -132,10 +132,12 @@ fn resume_continues_from_the_checkpoint() {
     };
     let a = train(&tc, &texts(), Some(&dir), false, |_| {}).unwrap();
     assert_eq!(a.step, 3);
+    assert_eq!(a.resumed_from, None);
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("train_state.json")).unwrap())
             .unwrap();
     assert_eq!(state["step"], 3);
+    assert!(dir.join("optimizer.safetensors").is_file());
     let b = train(
         &TrainConfig { steps: 5, ..tc },
         &texts(),
@@ -146,6 +148,74 @@ fn resume_continues_from_the_checkpoint() {
     .unwrap();
     assert_eq!(b.step, 5);
     assert_eq!(b.losses.len(), 2);
+    assert_eq!(b.resumed_from, Some(3));
+    assert!(b.moments_restored);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Weights of a model directory, by tensor name.
+fn weights(dir: &std::path::Path) -> Vec<(String, Vec<f32>)> {
+    let map = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu).unwrap();
+    let mut w: Vec<(String, Vec<f32>)> = map
+        .into_iter()
+        .map(|(k, t)| (k, t.flatten_all().unwrap().to_vec1::<f32>().unwrap()))
+        .collect();
+    w.sort_by(|x, y| x.0.cmp(&y.0));
+    w
+}
+
+#[test]
+fn stopped_and_resumed_run_equals_an_uninterrupted_one() {
+    let (whole, split) = (tmp("whole"), tmp("split"));
+    let tc = TrainConfig {
+        steps: 6,
+        checkpoint_every: 0,
+        ..tiny()
+    };
+    let a = train(&tc, &texts(), Some(&whole), false, |_| {}).unwrap();
+    // A run killed after its checkpoint at step 4.
+    let stopped = |dir: &std::path::Path| {
+        let (mut tr, _) = Trainer::new(&tc, &texts()).unwrap();
+        for _ in 0..4 {
+            tr.train_step().unwrap();
+        }
+        tr.save(dir).unwrap();
+    };
+    stopped(&split);
+    let b = train(&tc, &texts(), Some(&split), true, |_| {}).unwrap();
+    assert_eq!(
+        &a.losses[4..],
+        &b.losses[..],
+        "losses after the resume differ"
+    );
+    assert_eq!(weights(&whole), weights(&split));
+    // Without the moments, the resumed run is a different run.
+    stopped(&split);
+    std::fs::remove_file(split.join("optimizer.safetensors")).unwrap();
+    let c = train(&tc, &texts(), Some(&split), true, |_| {}).unwrap();
+    assert!(!c.moments_restored);
+    assert_ne!(weights(&whole), weights(&split));
+    let _ = std::fs::remove_dir_all(&whole);
+    let _ = std::fs::remove_dir_all(&split);
+}
+
+#[test]
+fn jsonl_training_data_is_reserialized_compactly() {
+    let dir = tmp("jsonl");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("docs.jsonl");
+    std::fs::write(&p, "{\"a\": [1, 2],  \"b\": \"é\"}\n\n[true, null]\n").unwrap();
+    let t = read_texts(std::slice::from_ref(&p)).unwrap();
+    assert_eq!(
+        t,
+        vec![
+            br#"{"a":[1,2],"b":"\u00e9"}"#.to_vec(),
+            b"[true,null]".to_vec()
+        ]
+    );
+    std::fs::write(&p, "{\"a\": 1}\n{oops\n").unwrap();
+    let e = read_texts(std::slice::from_ref(&p)).unwrap_err();
+    assert!(e.to_string().contains(":2:"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

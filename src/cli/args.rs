@@ -35,8 +35,9 @@ pub enum Command {
 /// Arguments of `cdiff train`.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Training texts, one per line (`.csv`: the `smiles` column; otherwise
-    /// the first whitespace-separated field). Repeatable.
+    /// Training texts, one per line (`.jsonl`: one JSON value per line,
+    /// re-serialized compactly; `.csv`: the `smiles` column; otherwise the
+    /// first whitespace-separated field). Repeatable.
     #[arg(long, value_name = "FILE", required = true)]
     pub data: Vec<PathBuf>,
 

@@ -64,6 +64,16 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         path: Some(a.out.clone()),
         error: e,
     })?;
+    if let Some(from) = report.resumed_from {
+        eprintln!(
+            "cdiff: resumed from step {from} ({})",
+            if report.moments_restored {
+                "optimizer moments restored"
+            } else {
+                "no optimizer.safetensors: moments restarted from zero"
+            }
+        );
+    }
     eprintln!(
         "cdiff: done: step {}, {} parameters, {} sequences ({} skipped as too long), loss ema {:.4}, {:.1} s",
         report.step,

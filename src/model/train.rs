@@ -9,21 +9,25 @@
 //! bytes, then EOS, padded with EOS to the context length, so the model learns
 //! to end its answers.
 //!
-//! Optimizer: AdamW (candle-nn), linear warmup then cosine decay to 10 % of
-//! the peak learning rate, gradients clipped to a global norm.
+//! Optimizer: AdamW (Loshchilov & Hutter, decoupled weight decay, bias
+//! correction as in Adam), linear warmup then cosine decay to 10 % of the
+//! peak learning rate, gradients clipped to a global norm. It is written here
+//! rather than taken from candle-nn because its moments must be saved: a
+//! checkpoint holds them in `optimizer.safetensors`, so a resumed run
+//! continues exactly where the interrupted one stopped.
 //!
 //! Determinism: the initial weights, the data order (a shuffle per epoch) and
 //! the masks depend only on the seed and the step number (all drawn with
-//! [`SplitMix64`]), so a run is reproducible, and a resumed run draws the
-//! same batches and masks as an uninterrupted one. The AdamW moments are not
-//! saved: on resume they restart from zero (the learning-rate schedule
-//! continues from the saved step).
+//! [`SplitMix64`]), and parameters are visited in name order, so a run is
+//! reproducible, and a run stopped at a checkpoint and resumed gives the same
+//! weights as an uninterrupted one.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use candle_core::backprop::GradStore;
 use candle_core::{DType, Device, Tensor, Var, D};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW, VarBuilder, VarMap};
+use candle_nn::{VarBuilder, VarMap};
 use serde_json::{json, Value};
 
 use super::init::{byte_level_tokenizer_json, tensor_shapes};
@@ -169,20 +173,38 @@ pub fn model_config(tc: &TrainConfig) -> Value {
     })
 }
 
-/// Reads training texts: one per line. `.csv` files: the `smiles` column
-/// (by header, case-insensitive); other files: the first whitespace-separated
-/// field of each line, skipping a header line whose first field is `smiles`.
-/// Empty lines and non-ASCII texts are skipped.
+/// Reads training texts: one per line. `.jsonl` files: one JSON value per
+/// line, re-serialized compactly (serde_json, keys in file order, non-ASCII
+/// escaped as `\uXXXX`); `.csv` files: the `smiles` column (by header,
+/// case-insensitive); other files: the first whitespace-separated field of
+/// each line, skipping a header line whose first field is `smiles`. Empty
+/// lines and non-ASCII texts are skipped.
 ///
 /// # Errors
 /// [`ErrorKind::Io`] for an unreadable file, [`ErrorKind::Model`] for a CSV
-/// without a `smiles` column.
+/// without a `smiles` column or a `.jsonl` line that is not JSON.
 pub fn read_texts(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     for p in paths {
         let text = std::fs::read_to_string(p)
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read {}: {e}", p.display())))?;
-        let is_csv = p.extension().is_some_and(|x| x.eq_ignore_ascii_case("csv"));
+        let ext = |e: &str| p.extension().is_some_and(|x| x.eq_ignore_ascii_case(e));
+        if ext("jsonl") {
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let v: Value = serde_json::from_str(line).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Model,
+                        format!("{}:{}: not JSON: {e}", p.display(), i + 1),
+                    )
+                })?;
+                out.push(compact_ascii_json(&v).into_bytes());
+            }
+            continue;
+        }
+        let is_csv = ext("csv");
         let mut lines = text.lines();
         let col = if is_csv {
             let header = lines.next().unwrap_or("");
@@ -213,6 +235,24 @@ pub fn read_texts(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
         }
     }
     Ok(out)
+}
+
+/// `v` as compact JSON with every non-ASCII character escaped (`\uXXXX`,
+/// surrogate pairs beyond the BMP), so that one byte is one token.
+pub fn compact_ascii_json(v: &Value) -> String {
+    let text = v.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
 }
 
 /// What a training run reports after each step.
@@ -253,6 +293,11 @@ pub struct TrainReport {
     pub parameters: usize,
     /// Wall time of this run.
     pub seconds: f64,
+    /// The step a resumed run started from (`None`: a fresh run).
+    pub resumed_from: Option<usize>,
+    /// Whether a resumed run found the optimizer moments (a checkpoint
+    /// written before they were saved restarts them from zero).
+    pub moments_restored: bool,
 }
 
 fn tensor_err(e: candle_core::Error) -> Error {
@@ -281,6 +326,7 @@ pub struct Trainer {
     step: usize,
     loss_ema: f32,
     perm: (usize, Vec<usize>),
+    moments_restored: bool,
 }
 
 impl Trainer {
@@ -329,15 +375,7 @@ impl Trainer {
         let lcfg: llada::Config =
             serde_json::from_value(cfg.clone()).map_err(|e| model_err("config", e))?;
         let model = llada::Model::new(&lcfg, vb)?;
-        let opt = AdamW::new(
-            varmap.all_vars(),
-            ParamsAdamW {
-                lr: tc.lr,
-                weight_decay: tc.weight_decay,
-                ..ParamsAdamW::default()
-            },
-        )
-        .map_err(tensor_err)?;
+        let opt = AdamW::new(&varmap, tc.weight_decay)?;
         Ok((
             Trainer {
                 tc: tc.clone(),
@@ -349,6 +387,7 @@ impl Trainer {
                 step: 0,
                 loss_ema: f32::NAN,
                 perm: (usize::MAX, Vec::new()),
+                moments_restored: false,
             },
             skipped,
         ))
@@ -360,6 +399,11 @@ impl Trainer {
         &self.model
     }
 
+    /// Whether [`Trainer::restore`] found and loaded the optimizer moments.
+    pub fn moments_restored(&self) -> bool {
+        self.moments_restored
+    }
+
     /// Steps done.
     pub fn step_count(&self) -> usize {
         self.step
@@ -367,10 +411,10 @@ impl Trainer {
 
     /// Number of trainable parameters.
     pub fn parameters(&self) -> usize {
-        self.varmap
-            .all_vars()
+        self.opt
+            .params
             .iter()
-            .map(|v| v.as_tensor().elem_count())
+            .map(|(_, v)| v.as_tensor().elem_count())
             .sum()
     }
 
@@ -420,7 +464,6 @@ impl Trainer {
         }
         let dev = Device::Cpu;
         let lr = self.tc.lr_at(step);
-        self.opt.set_learning_rate(lr);
         let run = || -> candle_core::Result<(f32, f32, candle_core::backprop::GradStore)> {
             let ids = Tensor::from_vec(input.clone(), (b, n), &dev)?;
             let logits = self.model.forward_train(&ids)?.reshape((b * n, ROWS))?;
@@ -430,9 +473,9 @@ impl Trainer {
             let nll = logp.gather(&tgt, 1)?.neg()?;
             let loss = ((nll * w)?.sum_all()? / (b * n) as f64)?;
             let mut grads = loss.backward()?;
-            let vars = self.varmap.all_vars();
+            let vars: Vec<&Var> = self.opt.params.iter().map(|(_, v)| v).collect();
             let mut sq = 0f64;
-            for v in &vars {
+            for &v in &vars {
                 if let Some(g) = grads.get(v) {
                     sq += g.sqr()?.sum_all()?.to_scalar::<f32>()? as f64;
                 }
@@ -440,7 +483,7 @@ impl Trainer {
             let norm = sq.sqrt();
             if self.tc.clip > 0.0 && norm > self.tc.clip {
                 let s = self.tc.clip / norm;
-                for v in &vars {
+                for &v in &vars {
                     if let Some(g) = grads.remove(v) {
                         grads.insert(v, (g * s)?);
                     }
@@ -455,7 +498,7 @@ impl Trainer {
                 format!("train: loss is {loss} at step {}", step + 1),
             ));
         }
-        self.opt.step(&grads).map_err(tensor_err)?;
+        self.opt.step(&grads, lr).map_err(tensor_err)?;
         self.step += 1;
         self.loss_ema = if self.loss_ema.is_nan() {
             loss
@@ -495,6 +538,10 @@ impl Trainer {
         self.varmap.save(&tmp).map_err(|e| io_err(&tmp, e))?;
         let dst = out.join("model.safetensors");
         std::fs::rename(&tmp, &dst).map_err(|e| io_err(&dst, e))?;
+        let tmp = out.join("optimizer.safetensors.tmp");
+        self.opt.save(&tmp).map_err(|e| io_err(&tmp, e))?;
+        let dst = out.join("optimizer.safetensors");
+        std::fs::rename(&tmp, &dst).map_err(|e| io_err(&dst, e))?;
         let t = &self.tc;
         let state = json!({
             "step": self.step,
@@ -503,13 +550,16 @@ impl Trainer {
             "batch": t.batch, "ctx": t.ctx, "layers": t.layers, "hidden": t.hidden,
             "heads": t.heads, "mlp": t.mlp, "lr": t.lr, "warmup": t.warmup,
             "weight_decay": t.weight_decay, "clip": t.clip, "steps": t.steps,
-            "optimizer_state": "not saved: AdamW moments restart from zero on resume",
+            "optimizer_steps": self.opt.t,
         });
         write_json(&out.join("train_state.json"), &state)
     }
 
-    /// Restores the weights and step of a directory written by
-    /// [`Trainer::save`] (same model shape). The optimizer moments restart.
+    /// Restores the weights, step and optimizer moments of a directory
+    /// written by [`Trainer::save`] (same model shape). A directory without
+    /// `optimizer.safetensors` (written before the moments were saved)
+    /// restores the weights and step and restarts the moments from zero;
+    /// [`Trainer::moments_restored`] tells which happened.
     ///
     /// # Errors
     /// [`ErrorKind::Model`]: missing or mismatched files.
@@ -527,10 +577,114 @@ impl Trainer {
             .load(&wp)
             .map_err(|e| model_err(&format!("cannot load {}", wp.display()), e))?;
         self.step = step as usize;
+        let op = dir.join("optimizer.safetensors");
+        self.moments_restored = op.is_file();
+        if self.moments_restored {
+            let t = state
+                .get("optimizer_steps")
+                .and_then(Value::as_u64)
+                .unwrap_or(step);
+            self.opt
+                .load(&op, t as usize)
+                .map_err(|e| model_err(&format!("cannot load {}", op.display()), e))?;
+        }
         self.loss_ema = state
             .get("loss_ema")
             .and_then(Value::as_f64)
             .map_or(f32::NAN, |x| x as f32);
+        Ok(())
+    }
+}
+
+/// AdamW over the trainable tensors, in name order, with moments that can be
+/// saved and loaded (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸, the defaults of PyTorch
+/// and candle-nn).
+struct AdamW {
+    params: Vec<(String, Var)>,
+    m: Vec<Tensor>,
+    v: Vec<Tensor>,
+    /// Updates done (for the bias correction).
+    t: usize,
+    weight_decay: f64,
+}
+
+const BETA1: f64 = 0.9;
+const BETA2: f64 = 0.999;
+const ADAM_EPS: f64 = 1e-8;
+
+impl AdamW {
+    fn new(varmap: &VarMap, weight_decay: f64) -> Result<AdamW> {
+        let mut params: Vec<(String, Var)> = varmap
+            .data()
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Model, "train: poisoned lock"))?
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        params.sort_by(|a, b| a.0.cmp(&b.0));
+        let zeros = || -> candle_core::Result<Vec<Tensor>> {
+            params
+                .iter()
+                .map(|(_, v)| v.as_tensor().zeros_like())
+                .collect()
+        };
+        let (m, v) = (zeros().map_err(tensor_err)?, zeros().map_err(tensor_err)?);
+        Ok(AdamW {
+            params,
+            m,
+            v,
+            t: 0,
+            weight_decay,
+        })
+    }
+
+    /// One update with learning rate `lr`; parameters without a gradient
+    /// are left alone.
+    fn step(&mut self, grads: &GradStore, lr: f64) -> candle_core::Result<()> {
+        self.t += 1;
+        let bc1 = 1.0 - BETA1.powi(self.t as i32);
+        let bc2 = 1.0 - BETA2.powi(self.t as i32);
+        for (i, (_, var)) in self.params.iter().enumerate() {
+            let Some(g) = grads.get(var) else { continue };
+            let m = ((&self.m[i] * BETA1)? + (g * (1.0 - BETA1))?)?;
+            let v = ((&self.v[i] * BETA2)? + (g.sqr()? * (1.0 - BETA2))?)?;
+            let step = ((&m / bc1)? / ((&v / bc2)?.sqrt()? + ADAM_EPS)?)?;
+            let decayed = (var.as_tensor() * (1.0 - lr * self.weight_decay))?;
+            var.set(&(decayed - (step * lr)?)?)?;
+            self.m[i] = m;
+            self.v[i] = v;
+        }
+        Ok(())
+    }
+
+    fn save(&self, path: &Path) -> candle_core::Result<()> {
+        let mut map = std::collections::HashMap::new();
+        for (i, (name, _)) in self.params.iter().enumerate() {
+            map.insert(format!("m.{name}"), self.m[i].clone());
+            map.insert(format!("v.{name}"), self.v[i].clone());
+        }
+        candle_core::safetensors::save(&map, path)
+    }
+
+    fn load(&mut self, path: &Path, t: usize) -> candle_core::Result<()> {
+        let mut map = candle_core::safetensors::load(path, &Device::Cpu)?;
+        for (i, (name, var)) in self.params.iter().enumerate() {
+            for (prefix, slot) in [("m", &mut self.m[i]), ("v", &mut self.v[i])] {
+                let key = format!("{prefix}.{name}");
+                let x = map
+                    .remove(&key)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("no tensor {key}")))?;
+                if x.shape() != var.as_tensor().shape() {
+                    return Err(candle_core::Error::Msg(format!(
+                        "{key} has shape {:?}, the model {:?}",
+                        x.shape(),
+                        var.as_tensor().shape()
+                    )));
+                }
+                *slot = x;
+            }
+        }
+        self.t = t;
         Ok(())
     }
 }
@@ -664,5 +818,7 @@ pub fn train(
         skipped,
         parameters: tr.parameters(),
         seconds: start.elapsed().as_secs_f64(),
+        resumed_from: (resume && out.is_some()).then_some(first),
+        moments_restored: tr.moments_restored,
     })
 }
