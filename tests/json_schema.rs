@@ -64,32 +64,94 @@ fn resolve<'a>(root: &'a Value, r: &str) -> Option<&'a Value> {
     root.pointer(&s)
 }
 
-/// The property order and subschemas an object instance of `schema` sees:
-/// `properties` of the schema, its `$ref`, `allOf`, `anyOf`, `oneOf`, in order.
-fn collect_props(schema: &Value, root: &Value, depth: usize, out: &mut Vec<(String, Value)>) {
-    if depth > 20 {
-        return;
-    }
-    let Some(m) = schema.as_object() else { return };
-    if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-        if let Some(t) = resolve(root, r) {
-            collect_props(t, root, depth + 1, out);
+/// One property order of an object: names and subschemas, in order.
+type View = Vec<(String, Value)>;
+
+/// At most this many alternative property orders per schema.
+const VIEWS: usize = 8;
+
+/// Appends the properties of `extra` not yet in `base`; a property in both
+/// gets `{"allOf": [old, new]}`, as the compiler merges them.
+fn append(base: &View, extra: &View) -> View {
+    let mut out = base.clone();
+    for (k, s) in extra {
+        match out.iter_mut().find(|(n, _)| n == k) {
+            Some((_, old)) if old != s => *old = serde_json::json!({ "allOf": [old.clone(), s] }),
+            Some(_) => {}
+            None => out.push((k.clone(), s.clone())),
         }
     }
-    if let Some(Value::Object(p)) = m.get("properties") {
-        for (k, s) in p {
-            if !out.iter().any(|(n, _)| n == k) {
-                out.push((k.clone(), s.clone()));
+    out
+}
+
+/// The property orders an object instance of `schema` may be written in,
+/// following the compiler (`src/grammar/schema`): the schema's own
+/// `properties`, then those of its `$ref`, then of each `allOf` part, then,
+/// per `anyOf`/`oneOf` branch, that branch's — one order per branch.
+fn views(schema: &Value, root: &Value, depth: usize) -> Vec<View> {
+    let Some(m) = schema.as_object().filter(|_| depth <= 20) else {
+        return vec![Vec::new()];
+    };
+    let own: View = match m.get("properties") {
+        Some(Value::Object(p)) => p.iter().map(|(k, s)| (k.clone(), s.clone())).collect(),
+        _ => Vec::new(),
+    };
+    let mut out = vec![own];
+    let mut parts: Vec<&Value> = Vec::new();
+    if let Some(t) = m
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve(root, r))
+    {
+        parts.push(t);
+    }
+    if let Some(Value::Array(all)) = m.get("allOf") {
+        parts.extend(all);
+    }
+    let combine = |a: &[View], b: &[View]| -> Vec<View> {
+        let mut c: Vec<View> = Vec::new();
+        for x in a {
+            for y in b {
+                let v = append(x, y);
+                if !c.contains(&v) && c.len() < VIEWS {
+                    c.push(v);
+                }
             }
         }
+        c
+    };
+    for p in parts {
+        out = combine(&out, &views(p, root, depth + 1));
     }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(Value::Array(a)) = m.get(key) {
-            for s in a {
-                collect_props(s, root, depth + 1, out);
+    let list = |k: &str| match m.get(k) {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    };
+    let (any, one) = (list("anyOf"), list("oneOf"));
+    let branches: Vec<Value> = match (any.is_empty(), one.is_empty()) {
+        (true, true) => Vec::new(),
+        (false, true) => any,
+        (true, false) => one,
+        (false, false) => any
+            .iter()
+            .flat_map(|p| {
+                one.iter()
+                    .map(move |q| serde_json::json!({ "allOf": [p, q] }))
+            })
+            .collect(),
+    };
+    if !branches.is_empty() {
+        let mut all = Vec::new();
+        for b in &branches {
+            for v in combine(&out, &views(b, root, depth + 1)) {
+                if !all.contains(&v) && all.len() < VIEWS {
+                    all.push(v);
+                }
             }
         }
+        out = all;
     }
+    out
 }
 
 /// The schema of item `i` of an array instance of `schema`.
@@ -129,81 +191,154 @@ fn item_schema(schema: &Value, root: &Value, i: usize, depth: usize) -> Option<V
     None
 }
 
-fn additional_schema(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
+/// The schema of an undeclared property `key` of an object instance of
+/// `schema`: the first `patternProperties` pattern it matches, else
+/// `additionalProperties` (through `$ref`s).
+fn extra_schema(schema: &Value, root: &Value, key: &str, depth: usize) -> Option<Value> {
     if depth > 20 {
         return None;
     }
     let m = schema.as_object()?;
+    if let Some(Value::Object(pp)) = m.get("patternProperties") {
+        for (p, s) in pp {
+            if regex::Regex::new(p).is_ok_and(|r| r.is_match(key)) {
+                return Some(s.clone());
+            }
+        }
+    }
     if let Some(s @ Value::Object(_)) = m.get("additionalProperties") {
         return Some(s.clone());
     }
     let r = m.get("$ref").and_then(Value::as_str)?;
-    additional_schema(resolve(root, r)?, root, depth + 1)
+    extra_schema(resolve(root, r)?, root, key, depth + 1)
 }
 
-/// Writes `v` with object keys in the order of `schema` (declared keys in
-/// schema order, then the rest in instance order), compact or pretty.
-fn write(v: &Value, schema: &Value, root: &Value, pretty: bool, indent: usize, out: &mut String) {
+/// At most this many serializations per value.
+const CANDIDATES: usize = 32;
+
+/// Serializations of `v` with object keys in an order `schema` allows
+/// (declared keys in one of [`views`]' orders, then the rest in instance
+/// order), compact or pretty. The first uses every value's first order; each
+/// other one changes a single object's or item's order (not every
+/// combination: that is exponential).
+fn candidates(v: &Value, schema: &Value, root: &Value, pretty: bool, indent: usize) -> Vec<String> {
     let nl = |out: &mut String, n: usize| {
         if pretty {
             out.push('\n');
             out.push_str(&"  ".repeat(n));
         }
     };
-    match v {
-        Value::Object(o) => {
-            let mut props = Vec::new();
-            collect_props(schema, root, 0, &mut props);
-            let extra = additional_schema(schema, root, 0).unwrap_or(Value::Bool(true));
-            let mut keys: Vec<(&String, Value)> = Vec::new();
-            for (k, s) in &props {
-                if let Some((k, _)) = o.get_key_value(k) {
-                    keys.push((k, s.clone()));
-                }
+    // The text of a container from its members' chosen texts.
+    let assemble = |open: char, close: char, members: &[(Option<&str>, &str)]| {
+        let mut out = String::new();
+        out.push(open);
+        for (i, (k, text)) in members.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
             }
-            for k in o.keys() {
-                if !props.iter().any(|(n, _)| n == k) {
-                    keys.push((k, extra.clone()));
-                }
-            }
-            out.push('{');
-            for (i, (k, s)) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                nl(out, indent + 1);
+            nl(&mut out, indent + 1);
+            if let Some(k) = k {
                 out.push_str(&serde_json::to_string(k).unwrap());
                 out.push_str(if pretty { ": " } else { ":" });
-                write(&o[k.as_str()], s, root, pretty, indent + 1, out);
             }
-            if !keys.is_empty() {
-                nl(out, indent);
+            out.push_str(text);
+        }
+        if !members.is_empty() {
+            nl(&mut out, indent);
+        }
+        out.push(close);
+        out
+    };
+    // First choices everywhere, then one member changed at a time.
+    let vary = |keys: &[Option<&str>], alts: &[Vec<String>], open, close, out: &mut Vec<String>| {
+        let firsts: Vec<(Option<&str>, &str)> = keys
+            .iter()
+            .zip(alts)
+            .map(|(k, a)| (*k, a[0].as_str()))
+            .collect();
+        out.push(assemble(open, close, &firsts));
+        for (i, a) in alts.iter().enumerate() {
+            for alt in &a[1..] {
+                let mut m = firsts.clone();
+                m[i].1 = alt;
+                out.push(assemble(open, close, &m));
             }
-            out.push('}');
+        }
+    };
+    let mut out = Vec::new();
+    match v {
+        Value::Object(o) => {
+            // Orders of branches the instance fits first: no declared
+            // `const`/`enum` contradicted, most keys declared.
+            let mut vs = views(schema, root, 0);
+            let fit = |view: &View| {
+                let contradicts = view.iter().any(|(k, s)| {
+                    let s = match s.get("$ref").and_then(Value::as_str) {
+                        Some(r) => resolve(root, r).unwrap_or(s),
+                        None => s,
+                    };
+                    o.get(k).is_some_and(|x| {
+                        s.get("const").is_some_and(|c| c != x)
+                            || s.get("enum")
+                                .and_then(Value::as_array)
+                                .is_some_and(|e| !e.contains(x))
+                    })
+                });
+                let declared = o
+                    .keys()
+                    .filter(|k| view.iter().any(|(n, _)| n == *k))
+                    .count();
+                (!contradicts, declared)
+            };
+            vs.sort_by_key(|v| std::cmp::Reverse(fit(v)));
+            for view in vs {
+                let mut keys: Vec<(&String, Value)> = Vec::new();
+                for (k, s) in &view {
+                    if let Some((k, _)) = o.get_key_value(k) {
+                        keys.push((k, s.clone()));
+                    }
+                }
+                for k in o.keys() {
+                    if !view.iter().any(|(n, _)| n == k) {
+                        let s = extra_schema(schema, root, k, 0).unwrap_or(Value::Bool(true));
+                        keys.push((k, s));
+                    }
+                }
+                let alts: Vec<Vec<String>> = keys
+                    .iter()
+                    .map(|(k, s)| candidates(&o[k.as_str()], s, root, pretty, indent + 1))
+                    .collect();
+                let names: Vec<Option<&str>> = keys.iter().map(|(k, _)| Some(k.as_str())).collect();
+                vary(&names, &alts, '{', '}', &mut out);
+            }
         }
         Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                nl(out, indent + 1);
-                let s = item_schema(schema, root, i, 0).unwrap_or(Value::Bool(true));
-                write(x, &s, root, pretty, indent + 1, out);
-            }
-            if !a.is_empty() {
-                nl(out, indent);
-            }
-            out.push(']');
+            let alts: Vec<Vec<String>> = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let s = item_schema(schema, root, i, 0).unwrap_or(Value::Bool(true));
+                    candidates(x, &s, root, pretty, indent + 1)
+                })
+                .collect();
+            vary(&vec![None; a.len()], &alts, '[', ']', &mut out);
         }
-        _ => out.push_str(&serde_json::to_string(v).unwrap()),
+        _ => out.push(serde_json::to_string(v).unwrap()),
     }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|t| seen.insert(t.clone()));
+    out.truncate(CANDIDATES);
+    out
 }
 
+/// Every serialization of `v` in an order `schema` allows (see [`candidates`]).
+fn serializations(v: &Value, schema: &Value, pretty: bool) -> Vec<String> {
+    candidates(v, schema, schema, pretty, 0)
+}
+
+/// The first of [`serializations`].
 fn serialize(v: &Value, schema: &Value, pretty: bool) -> String {
-    let mut s = String::new();
-    write(v, schema, schema, pretty, 0, &mut s);
-    s
+    serializations(v, schema, pretty).swap_remove(0)
 }
 
 fn compile(schema: &Value) -> Result<(Constraint, Recognizer), String> {
@@ -310,7 +445,17 @@ fn maskbench() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(usize::MAX);
-    let files = json_files(&dir);
+    // CDIFF_MASKBENCH_FILTER=a,b: only files whose name contains a or b.
+    let filter: Vec<String> = std::env::var("CDIFF_MASKBENCH_FILTER")
+        .map(|f| f.split(',').map(String::from).collect())
+        .unwrap_or_default();
+    let files: Vec<PathBuf> = json_files(&dir)
+        .into_iter()
+        .filter(|f| {
+            let name = f.file_name().unwrap_or_default().to_string_lossy();
+            filter.is_empty() || filter.iter().any(|x| name.contains(x.as_str()))
+        })
+        .collect();
     let (mut total, mut compiled) = (0, 0);
     let (mut valid, mut valid_ok, mut invalid, mut invalid_rejected) = (0, 0, 0, 0);
     let mut errors: std::collections::BTreeMap<String, usize> = Default::default();
@@ -345,13 +490,26 @@ fn maskbench() {
         };
         compiled += 1;
         for test in d["tests"].as_array().into_iter().flatten() {
-            let text = serialize(&test["data"], schema, false);
-            let ok = c.check(&Partial::complete(&text)).unwrap_or(false);
+            let texts = serializations(&test["data"], schema, false);
+            let accepted = texts
+                .iter()
+                .find(|t| c.check(&Partial::complete(t)).unwrap_or(false));
+            let ok = accepted.is_some();
+            let text = &texts[0];
             if test["valid"] == true {
                 valid += 1;
                 if ok {
                     valid_ok += 1;
-                } else if failures.len() < 30 {
+                } else if let Ok(dump) = std::env::var("CDIFF_MASKBENCH_DUMP") {
+                    // Debugging aid: the schema and the first serialization.
+                    let name = f.file_stem().unwrap().to_string_lossy().to_string();
+                    let d = Path::new(&dump);
+                    std::fs::create_dir_all(d).unwrap();
+                    std::fs::write(d.join(format!("{name}.schema.json")), schema.to_string())
+                        .unwrap();
+                    std::fs::write(d.join(format!("{name}.{valid}.txt")), text).unwrap();
+                }
+                if !ok && failures.len() < 30 {
                     failures.push(format!(
                         "{}: {}",
                         f.file_name().unwrap().to_string_lossy(),

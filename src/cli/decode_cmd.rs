@@ -8,7 +8,9 @@ use candle_core::Device;
 use serde_json::json;
 
 use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
-use cdiff::model::{init_random, load, parse_dtype, Arch, Denoiser, Size};
+use cdiff::model::{
+    init_random, load, parse_dtype, Arch, Denoiser, Shipped, Size, JSON_TINY, SMILES_TINY,
+};
 
 use super::args::{AlgArg, ArchArg, DecodeArgs, InitArgs, ModeArg, RemaskingArg, SizeArg};
 use super::check::load_schema;
@@ -20,20 +22,30 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         path: None,
         error: e,
     };
-    let (model_dir, default_grammar) = match &a.model {
-        Some(m) => (m.clone(), None),
+    // Without --model: the shipped model for the grammar given (json.ebnf or
+    // a JSON Schema: json-tiny), else smiles-tiny with its grammar.
+    let (model_dir, default_grammar, shipped) = match &a.model {
+        Some(m) => (m.clone(), None, Shipped::by_name(m)),
         None => {
-            let dir = Path::new(cdiff::model::DEFAULT_MODEL);
-            if !dir.join("config.json").is_file() {
+            let s = if a.json_schema.is_some() {
+                &JSON_TINY
+            } else {
+                a.grammar
+                    .as_deref()
+                    .and_then(Shipped::for_grammar)
+                    .unwrap_or(&SMILES_TINY)
+            };
+            if !Path::new(s.dir).join("config.json").is_file() {
                 return Err(CliError::Input(format!(
-                    "no --model given and the default model {} is missing (train it with \
-                     `cdiff train`, see models/smiles-tiny/README.md, or pass --model)",
-                    dir.display()
+                    "no --model given and the shipped model {} is missing (train it with \
+                     `cdiff train`, see its README, or pass --model)",
+                    s.dir
                 )));
             }
             (
-                cdiff::model::DEFAULT_MODEL.to_string(),
-                Some(std::path::PathBuf::from(cdiff::model::DEFAULT_GRAMMAR)),
+                s.dir.to_string(),
+                Some(std::path::PathBuf::from(s.grammar)),
+                Some(s),
             )
         }
     };
@@ -76,21 +88,22 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         ModeArg::ConMinus => Mode::ConMinus,
         ModeArg::Con => Mode::Con,
     };
-    // The shipped default model's settings come from its model card
-    // (64 tokens, 32 steps in one block, temperature 1, random remasking);
+    // A shipped model's settings come from its model card (its context,
+    // half as many steps in one block, temperature 1, random remasking);
     // every flag given explicitly wins.
-    let default_model = a.model.is_none();
-    let max_tokens = a.max_tokens.unwrap_or(if default_model { 64 } else { 256 });
+    let max_tokens = a
+        .max_tokens
+        .unwrap_or(shipped.map_or(256, |s| s.max_tokens));
     cfg.max_tokens = max_tokens;
     cfg.steps = a
         .steps
-        .unwrap_or(if default_model {
+        .unwrap_or(if shipped.is_some() {
             max_tokens / 2
         } else {
             max_tokens
         })
         .max(1);
-    if default_model {
+    if shipped.is_some() {
         cfg.temperature = 1.0;
         cfg.remasking = Remasking::Random;
         cfg.block_length = max_tokens;

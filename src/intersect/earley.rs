@@ -9,20 +9,36 @@
 //! item that starts waiting looks there first. The fixpoint is reached with a
 //! worklist; each item and triple is handled once.
 
-use super::{key, side, Intersector};
+use super::table::{Heads, KeySet, NIL};
+use super::{key, Intersector};
 use crate::budget::Budget;
 use crate::error::Result;
-use crate::hash::{FxMap, FxSet};
 use crate::lexer::TokenNfa;
-
-const NIL: u32 = u32::MAX;
 
 /// The completed triples of phase 1 and whether the goal was reached.
 pub(crate) struct Chart {
-    /// Every completed (generating and predicted) nonterminal triple.
-    pub(crate) done: FxSet<u64>,
+    /// Every completed (generating and predicted) nonterminal triple, by
+    /// [`Chart::index`].
+    done: KeySet,
+    /// Automaton states.
+    n: u64,
+    /// Terminals (nonterminal symbols start here).
+    n_terms: u32,
     /// A goal triple `(q0, S, f)`, if one completed.
     pub(crate) goal: Option<u64>,
+}
+
+impl Chart {
+    /// The index of triple `(i, A, k)` for nonterminal symbol `A`.
+    #[inline]
+    fn index(&self, i: u32, a: u32, k: u32) -> u64 {
+        ((a - self.n_terms) as u64 * self.n + i as u64) * self.n + k as u64
+    }
+
+    /// Whether the nonterminal triple `(i, A, k)` completed.
+    pub(crate) fn is_done(&self, i: u32, a: u32, k: u32) -> bool {
+        self.done.contains(self.index(i, a, k))
+    }
 }
 
 /// Initial table size: `per_state` entries per automaton state, capped (large
@@ -49,48 +65,60 @@ fn unitem(it: u64) -> (u32, u32, u32, u32) {
 struct Earley<'a> {
     g: &'a Intersector,
     dfa: &'a TokenNfa,
-    items: FxSet<u64>,
+    /// Automaton states, for the table indices.
+    n: u64,
+    /// Items with the dot after the first symbol (dot-0 items are never
+    /// made twice), by `(production, origin, state)`.
+    items: KeySet,
     work: Vec<u64>,
-    predicted: FxSet<u64>,
-    /// (state, symbol) → head of the list of items waiting there.
-    waiting: FxMap<u64, u32>,
-    /// (origin, symbol) → head of the list of completed end states.
-    ends: FxMap<u64, u32>,
+    /// Predicted `(nonterminal, state)` pairs.
+    predicted: KeySet,
+    /// (nonterminal, state) → head of the list of items waiting there.
+    waiting: Heads,
+    /// (nonterminal, origin) → head of the list of completed end states.
+    ends: Heads,
     /// Arena of list cells `(value, next)`: waiting items or end states.
     arena: Vec<(u64, u32)>,
-    done: FxSet<u64>,
+    chart: Chart,
     /// Completed triples whose waiting items are still to be woken.
     wakes: Vec<(u32, u32, u32)>,
-    goal: Option<u64>,
 }
 
 /// Runs phase 1 until the goal completes or the fixpoint is reached.
 pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Result<Chart> {
+    let n = dfa.len() as u64;
+    let nts = (g.n_syms - g.n_terms) as u64;
+    let prods = g.prods.len() as u64;
     let mut e = Earley {
         g,
         dfa,
-        // Sized for a few dozen items per state: growing hash tables was a
-        // tenth of a small check's time.
-        items: FxSet::with_capacity_and_hasher(cap(64, dfa.len()), Default::default()),
+        n,
+        // Hash tables (large inputs) are sized for a few dozen items per
+        // state: growing them was a tenth of a check's time.
+        items: KeySet::new(prods * n * n, cap(64, dfa.len())),
         work: Vec::new(),
-        predicted: FxSet::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
-        waiting: FxMap::with_capacity_and_hasher(cap(32, dfa.len()), Default::default()),
-        ends: FxMap::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
+        predicted: KeySet::new(nts * n, cap(16, dfa.len())),
+        waiting: Heads::new(nts * n, cap(32, dfa.len())),
+        ends: Heads::new(nts * n, cap(16, dfa.len())),
         arena: Vec::with_capacity(cap(64, dfa.len())),
-        done: FxSet::with_capacity_and_hasher(cap(16, dfa.len()), Default::default()),
+        chart: Chart {
+            done: KeySet::new(nts * n * n, cap(16, dfa.len())),
+            n,
+            n_terms: g.n_terms,
+            goal: None,
+        },
         wakes: Vec::new(),
-        goal: None,
     };
     e.predict(dfa.start, g.start);
     loop {
-        if e.goal.is_some() {
+        if e.chart.goal.is_some() {
             break;
         }
         budget.spend(1)?;
         if let Some((i, a, k)) = e.wakes.pop() {
             // Wake the items waiting for `a` at `i` (iteratively, not by
             // recursion: completion cascades can be as deep as the text).
-            let mut c = e.waiting.get(&side(i, a)).copied().unwrap_or(NIL);
+            let mut c = e.waiting.get(e.side(i, a));
             while c != NIL {
                 budget.spend(1)?;
                 let (it, next) = e.arena[c as usize];
@@ -115,12 +143,12 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
             }
         } else {
             // Wait for y at j; use completions already known.
-            let s = side(j, y);
-            let head = e.waiting.get(&s).copied().unwrap_or(NIL);
+            let s = e.side(j, y);
+            let head = e.waiting.get(s);
             e.arena.push((it, head));
             let cell = e.arena.len() as u32 - 1;
-            e.waiting.insert(s, cell);
-            let mut i = e.ends.get(&s).copied().unwrap_or(NIL);
+            e.waiting.set(s, cell);
+            let mut i = e.ends.get(s);
             while i != NIL {
                 budget.spend(1)?;
                 let (k, next) = e.arena[i as usize];
@@ -130,22 +158,26 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
             e.predict(j, y);
         }
     }
-    Ok(Chart {
-        done: e.done,
-        goal: e.goal,
-    })
+    Ok(e.chart)
 }
 
 impl Earley<'_> {
-    fn add(&mut self, prod: u32, dot: u32, origin: u32, state: u32) {
-        let it = item(prod, dot, origin, state);
-        if self.items.insert(it) {
-            self.work.push(it);
+    /// The table index of `(state, nonterminal symbol)`.
+    #[inline]
+    fn side(&self, s: u32, a: u32) -> u64 {
+        (a - self.g.n_terms) as u64 * self.n + s as u64
+    }
+
+    /// Adds the item `(prod, 1, origin)` at `state`.
+    fn add(&mut self, prod: u32, origin: u32, state: u32) {
+        let i = (prod as u64 * self.n + origin as u64) * self.n + state as u64;
+        if self.items.insert(i) {
+            self.work.push(item(prod, 1, origin, state));
         }
     }
 
     fn predict(&mut self, j: u32, a: u32) {
-        if !self.predicted.insert(side(j, a)) {
+        if !self.predicted.insert(self.side(j, a)) {
             return;
         }
         let g = self.g;
@@ -166,23 +198,23 @@ impl Earley<'_> {
         if dot + 1 == len as u32 {
             self.complete(origin, a, k);
         } else {
-            self.add(prod, dot + 1, origin, k);
+            // Right-hand sides have at most two symbols: the dot is now 1.
+            self.add(prod, origin, k);
         }
     }
 
     fn complete(&mut self, i: u32, a: u32, k: u32) {
-        let t = key(i, a, k);
-        if !self.done.insert(t) {
+        if !self.chart.done.insert(self.chart.index(i, a, k)) {
             return;
         }
         if a == self.g.start && i == self.dfa.start && self.dfa.finals[k as usize] {
-            self.goal = Some(t);
+            self.chart.goal = Some(key(i, a, k));
         }
-        let s = side(i, a);
-        let head = self.ends.get(&s).copied().unwrap_or(NIL);
+        let s = self.side(i, a);
+        let head = self.ends.get(s);
         self.arena.push((k as u64, head));
         let cell = self.arena.len() as u32 - 1;
-        self.ends.insert(s, cell);
+        self.ends.set(s, cell);
         self.wakes.push((i, a, k));
     }
 }

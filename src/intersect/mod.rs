@@ -30,6 +30,7 @@
 
 mod earley;
 mod shortest;
+mod table;
 
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
@@ -157,9 +158,13 @@ impl Intersector {
     }
 
     fn check_sizes(&self, dfa: &TokenNfa) -> Result<()> {
-        if dfa.len() as u64 > MASK
+        // The phase-1 tables index (symbol or production, state, state).
+        let n = dfa.len() as u64;
+        let widest = (self.n_syms as u64).max(self.prods.len() as u64);
+        if n > MASK
             || self.n_syms as u64 >= (1 << 22)
             || self.prods.len() >= (1 << 20)
+            || widest.checked_mul(n * n).is_none_or(|x| x >= 1 << 63)
         {
             return Err(Error::new(
                 ErrorKind::SizeLimit,

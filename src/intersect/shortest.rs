@@ -41,8 +41,8 @@ pub(crate) fn witness(
         x == g.start && p == dfa.start && dfa.finals[q as usize]
     };
     let allowed = |k: u64| -> bool {
-        let (_, x, _) = unkey(k);
-        x < g.n_terms || chart.done.contains(&k)
+        let (p, x, q) = unkey(k);
+        x < g.n_terms || chart.is_done(p, x, q)
     };
     for (p, es) in dfa.edges.iter().enumerate() {
         for &(t, q) in es {

@@ -6,6 +6,10 @@ use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{FxMap, FxSet};
 use crate::partial::{Partial, Segment};
+use smallvec::SmallVec;
+
+/// A short list of configurations (chunk sets are mostly one to four long).
+type Confs = SmallVec<[Conf; 4]>;
 
 /// Marker for a hole position in the linearised partial output.
 const HOLE: u16 = 256;
@@ -149,22 +153,23 @@ impl TokenNfa {
     ) -> Result<TokenNfa> {
         let layout = Layout::new(partial)?;
         let mut view = HoleView::new(cache, lexer);
-        let mut exits: FxMap<(u32, u32), Vec<u32>> = FxMap::default();
+        let mut exits: FxMap<(u32, u32), Targets> = FxMap::default();
         let end = layout.end();
         let mut b = Builder {
             lx: lexer,
             layout: &layout,
             seen: FxSet::default(),
             stack: Vec::new(),
+            fresh_bits: Vec::new(),
         };
         let mut nodes = Nodes::default();
         // Node 0: a virtual start whose edges are those of the start closure's states.
         nodes.kinds.push(Node::Start);
-        let start_set = b.closure(vec![conf(0, lexer.start)], budget)?;
+        let start_set = b.closure(&[conf(0, lexer.start)], budget)?;
         let start_targets = nodes.intern_set(start_set, &mut view, &b, max_states)?;
         let mut em = Emitter {
             memo: FxMap::default(),
-            buckets: vec![Vec::new(); lexer.n_terms],
+            buckets: vec![Confs::new(); lexer.n_terms],
             touched: Vec::new(),
         };
         let mut finals: Vec<bool> = Vec::new();
@@ -175,8 +180,7 @@ impl TokenNfa {
             head += 1;
             budget.spend(1)?;
             let mut fin = false;
-            let kind = nodes.kinds[id].clone();
-            match &kind {
+            match &nodes.kinds[id] {
                 Node::Start => {}
                 Node::Chunk(set) => {
                     for &c in set {
@@ -185,11 +189,10 @@ impl TokenNfa {
                         em.emit(lexer, p, l);
                     }
                 }
-                Node::Hole(p, set) => {
+                &Node::Hole(p, set) => {
                     // Hole to hole: the grammar's cached hole DFA; hole to
                     // chunk: the exits of the target set, once per check.
-                    let p = *p;
-                    let trans = view.transitions(*set, b.keep_after(p));
+                    let trans = view.transitions(set, b.keep_after(p));
                     let mut out: Vec<(u32, u32)> = Vec::with_capacity(2 * trans.len());
                     for &(t, next) in trans.iter() {
                         out.push((t, nodes.intern(Node::Hole(p, next), max_states)?));
@@ -202,7 +205,7 @@ impl TokenNfa {
                                     .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
                                     .map(|l| conf(p + 1, l))
                                     .collect();
-                                let set = b.closure(seeds, budget)?;
+                                let set = b.closure(&seeds, budget)?;
                                 let ex = nodes.intern_set(set, &mut view, &b, max_states)?;
                                 exits.insert((p, next), ex.clone());
                                 ex
@@ -243,10 +246,13 @@ impl TokenNfa {
 /// closes them into target states (memoised by seed list: different states
 /// often emit into the same seeds, notably in holes).
 struct Emitter {
-    memo: FxMap<Vec<Conf>, Vec<u32>>,
-    buckets: Vec<Vec<Conf>>,
+    memo: FxMap<Confs, Targets>,
+    buckets: Vec<Confs>,
     touched: Vec<u32>,
 }
+
+/// The states a closure became (its chunk part and each hole part).
+type Targets = SmallVec<[u32; 2]>;
 
 impl Emitter {
     /// Ends the lexeme of configuration `(p, l)`, if it can end.
@@ -277,17 +283,18 @@ impl Emitter {
         let mut out = Vec::new();
         for i in 0..self.touched.len() {
             let t = self.touched[i];
-            let mut seeds = std::mem::take(&mut self.buckets[t as usize]);
+            let seeds = &mut self.buckets[t as usize];
             seeds.sort_unstable();
             seeds.dedup();
-            if let Some(targets) = self.memo.get(&seeds) {
+            if let Some(targets) = self.memo.get(&**seeds) {
                 out.extend(targets.iter().map(|&n| (t, n)));
+                seeds.clear();
                 continue;
             }
-            let set = b.closure(seeds.clone(), budget)?;
+            let set = b.closure(seeds, budget)?;
             let targets = nodes.intern_set(set, view, b, max_states)?;
             out.extend(targets.iter().map(|&n| (t, n)));
-            self.memo.insert(seeds, targets);
+            self.memo.insert(std::mem::take(seeds), targets);
         }
         self.touched.clear();
         out.sort_unstable();
@@ -302,7 +309,7 @@ enum Node {
     /// The virtual start.
     Start,
     /// A set of chunk configurations (determinised within the chunk).
-    Chunk(Vec<Conf>),
+    Chunk(Confs),
     /// A hole position and a closed set of lexer states (id in the check's [`HoleView`]).
     Hole(u32, u32),
 }
@@ -340,6 +347,7 @@ fn reduce(
     let mut class = vec![UNSET; n];
     let mut sigs: FxMap<Vec<u32>, u32> = FxMap::with_capacity_and_hasher(n, Default::default());
     let mut next_local: FxMap<Vec<u32>, u32> = FxMap::default();
+    let (mut sig, mut pairs) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < n {
         let k = keys[order[i] as usize];
@@ -351,9 +359,8 @@ fn reduce(
         budget.spend(group.len() as u64)?;
         if group.len() == 1 && !edges[group[0] as usize].iter().any(|&(_, d)| d == group[0]) {
             let s = group[0] as usize;
-            let sig = signature(finals[s], &edges[s], &class, None);
-            let id = sigs.len() as u32;
-            class[s] = *sigs.entry(sig).or_insert(id);
+            signature(&mut sig, &mut pairs, finals[s], &edges[s], &class, None);
+            class[s] = class_of(&mut sigs, &sig);
         } else {
             // A cyclic group: refine a local partition until stable.
             let mut local: Vec<u32> = vec![0; group.len()];
@@ -368,15 +375,16 @@ fn reduce(
                 next_local.clear();
                 let mut fresh = vec![0u32; group.len()];
                 for (x, &s) in group.iter().enumerate() {
-                    let mut sig = signature(
+                    signature(
+                        &mut sig,
+                        &mut pairs,
                         finals[s as usize],
                         &edges[s as usize],
                         &class,
                         Some((&pos, &local)),
                     );
                     sig.push(local[x]);
-                    let id = next_local.len() as u32;
-                    fresh[x] = *next_local.entry(sig).or_insert(id);
+                    fresh[x] = class_of(&mut next_local, &sig);
                 }
                 let nb = next_local.len();
                 local = fresh;
@@ -387,7 +395,9 @@ fn reduce(
             }
             // Name the blocks globally by their final signature.
             for (x, &s) in group.iter().enumerate() {
-                let mut sig = signature(
+                signature(
+                    &mut sig,
+                    &mut pairs,
                     finals[s as usize],
                     &edges[s as usize],
                     &class,
@@ -396,8 +406,7 @@ fn reduce(
                 sig.push(u32::MAX - 1);
                 sig.push(k as u32);
                 sig.push(local[x]);
-                let id = sigs.len() as u32;
-                class[s as usize] = *sigs.entry(sig).or_insert(id);
+                class[s as usize] = class_of(&mut sigs, &sig);
             }
         }
         i = j;
@@ -434,32 +443,43 @@ fn reduce(
     Ok((q_finals, q_edges))
 }
 
-/// `[final, (terminal, class of target)...]`, sorted and deduplicated; targets
-/// inside the cyclic group being refined are named by their local block.
+/// Writes `[final, (terminal, class of target)...]`, sorted and
+/// deduplicated, into `sig` (`pairs` is scratch); targets inside the cyclic
+/// group being refined are named by their local block.
 fn signature(
+    sig: &mut Vec<u32>,
+    pairs: &mut Vec<(u32, u32)>,
     fin: bool,
     edges: &[(u32, u32)],
     class: &[u32],
     local: Option<(&FxMap<u32, u32>, &[u32])>,
-) -> Vec<u32> {
-    let mut pairs: Vec<(u32, u32)> = edges
-        .iter()
-        .map(
-            |&(t, d)| match local.and_then(|(pos, loc)| pos.get(&d).map(|&x| loc[x as usize])) {
-                Some(lb) => (t, (1 << 31) | lb),
-                None => (t, class[d as usize]),
-            },
-        )
-        .collect();
+) {
+    pairs.clear();
+    pairs.extend(edges.iter().map(|&(t, d)| {
+        match local.and_then(|(pos, loc)| pos.get(&d).map(|&x| loc[x as usize])) {
+            Some(lb) => (t, (1 << 31) | lb),
+            None => (t, class[d as usize]),
+        }
+    }));
     pairs.sort_unstable();
     pairs.dedup();
-    let mut sig = Vec::with_capacity(1 + 2 * pairs.len());
+    sig.clear();
     sig.push(fin as u32);
-    for (t, c) in pairs {
+    for &(t, c) in pairs.iter() {
         sig.push(t);
         sig.push(c);
     }
-    sig
+}
+
+/// The id of `sig` in `ids` (a new id, the map's size, if absent); allocates
+/// only for a new signature.
+fn class_of(ids: &mut FxMap<Vec<u32>, u32>, sig: &[u32]) -> u32 {
+    if let Some(&c) = ids.get(sig) {
+        return c;
+    }
+    let c = ids.len() as u32;
+    ids.insert(sig.to_vec(), c);
+    c
 }
 
 #[derive(Default)]
@@ -494,8 +514,8 @@ impl Nodes {
         view: &mut HoleView<'_>,
         b: &Builder<'_>,
         max_states: usize,
-    ) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(1 + set.holes.len());
+    ) -> Result<Targets> {
+        let mut out = Targets::new();
         if !set.chunk.is_empty() {
             out.push(self.intern(Node::Chunk(set.chunk), max_states)?);
         }
@@ -511,16 +531,29 @@ impl Nodes {
 /// renumbered breadth-first.
 fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
     let n = finals.len();
-    let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Reverse edges in one array: the sources of `d` are
+    // `rev[rev_at[d]..rev_at[d + 1]]`.
+    let mut rev_at = vec![0u32; n + 1];
+    for es in edges {
+        for &(_, d) in es {
+            rev_at[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        rev_at[i + 1] += rev_at[i];
+    }
+    let mut fill = rev_at.clone();
+    let mut rev = vec![0u32; rev_at[n] as usize];
     for (s, es) in edges.iter().enumerate() {
         for &(_, d) in es {
-            rev[d as usize].push(s as u32);
+            rev[fill[d as usize] as usize] = s as u32;
+            fill[d as usize] += 1;
         }
     }
     let mut alive = finals.to_vec();
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| finals[s as usize]).collect();
     while let Some(s) = stack.pop() {
-        for &r in &rev[s as usize] {
+        for &r in &rev[rev_at[s as usize] as usize..rev_at[s as usize + 1] as usize] {
             if !alive[r as usize] {
                 alive[r as usize] = true;
                 stack.push(r);
@@ -569,7 +602,7 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct ConfSet {
     /// Sorted chunk configurations that can emit or are final.
-    chunk: Vec<Conf>,
+    chunk: Confs,
     /// `(hole position, bitset of L-states)`, sorted by position.
     holes: Vec<(u32, Vec<u64>)>,
 }
@@ -594,6 +627,8 @@ struct Builder<'a> {
     layout: &'a Layout,
     seen: FxSet<Conf>,
     stack: Vec<Conf>,
+    /// Scratch bitset of [`Builder::closure`].
+    fresh_bits: Vec<u64>,
 }
 
 impl Builder<'_> {
@@ -619,16 +654,18 @@ impl Builder<'_> {
     /// ε-closure: byte steps (forced in chunks, free in holes), hole exits and
     /// skips of ignored lexemes. Inside a hole, the precomputed hole closure of
     /// each entering L-state is or-ed into the hole's bitset at once.
-    fn closure(&mut self, seeds: Vec<Conf>, budget: &mut Budget) -> Result<ConfSet> {
+    fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<ConfSet> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
         self.seen.clear();
         self.stack.clear();
         let mut holes: Vec<(u32, Vec<u64>)> = Vec::new();
-        let mut chunk = Vec::new();
+        let mut chunk = Confs::new();
         self.stack.extend(seeds.iter().rev());
-        let mut fresh_bits: Vec<u64> = vec![0; w];
+        let fresh_bits = &mut self.fresh_bits;
+        fresh_bits.clear();
+        fresh_bits.resize(w, 0);
         while let Some(c) = self.stack.pop() {
             budget.spend(1)?;
             let (p, l) = unpack(c);
@@ -662,7 +699,7 @@ impl Builder<'_> {
                 for i in 0..w {
                     fresh_bits[i] &= keep[i];
                 }
-                for l2 in ones(&fresh_bits) {
+                for l2 in ones(fresh_bits) {
                     self.stack.push(conf(p + 1, l2));
                 }
                 continue;
@@ -682,8 +719,8 @@ impl Builder<'_> {
             }
         }
         // Chunk configurations that can neither emit nor end are useless.
-        chunk.retain(|&c| {
-            let (p, l) = unpack(c);
+        chunk.retain(|c| {
+            let (p, l) = unpack(*c);
             lx.emit[l as usize] != LDEAD || (p == end && lx.is_fresh(l))
         });
         chunk.sort_unstable();

@@ -204,8 +204,9 @@ fn find_snapshot(hub: &Path, repo: &str) -> Option<PathBuf> {
     snaps.pop()
 }
 
-/// Resolves a model directory or alias (see [`ALIASES`]; `ORG/NAME`
-/// repository names work too) to a local directory, offline.
+/// Resolves a model directory, the name of a shipped model (see
+/// [`super::SHIPPED`]) or an alias (see [`ALIASES`]; `ORG/NAME` repository
+/// names work too) to a local directory, offline.
 ///
 /// # Errors
 /// [`ErrorKind::Model`] saying where it looked and how to get the files.
@@ -213,6 +214,9 @@ pub fn resolve(dir_or_alias: &str) -> Result<PathBuf> {
     let p = Path::new(dir_or_alias);
     if p.is_dir() {
         return Ok(p.to_path_buf());
+    }
+    if let Some(s) = super::Shipped::by_name(dir_or_alias) {
+        return Ok(PathBuf::from(s.dir));
     }
     let repo = ALIASES
         .iter()
@@ -224,7 +228,11 @@ pub fn resolve(dir_or_alias: &str) -> Result<PathBuf> {
                 .then(|| dir_or_alias.to_string())
         });
     let Some(repo) = repo else {
-        let names: Vec<&str> = ALIASES.iter().map(|(a, _)| *a).collect();
+        let names: Vec<&str> = super::SHIPPED
+            .iter()
+            .map(|s| s.name)
+            .chain(ALIASES.iter().map(|(a, _)| *a))
+            .collect();
         return Err(model_error(format!(
             "model {dir_or_alias:?} is neither a directory nor a known alias ({})",
             names.join(", ")

@@ -18,8 +18,60 @@ pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
 pub use tokenizer::{ChatFormat, ChatMessage, Tokenizer, PLAIN_TEMPLATE};
 pub use train::{train, TrainConfig};
 
-/// cdiff's own model, `models/smiles-tiny` in the crate (trained with
-/// `cdiff train`, see its README), used by `cdiff decode` without `--model`.
+/// A model trained by cdiff and shipped in the crate's `models/` folder
+/// (see its `README.md`, the model card), with the grammar it was trained
+/// for and the decoding settings its card uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shipped {
+    /// Its name, usable as `--model NAME`.
+    pub name: &'static str,
+    /// Its directory.
+    pub dir: &'static str,
+    /// The grammar it writes.
+    pub grammar: &'static str,
+    /// Canvas length of its card's settings (the training context; half as
+    /// many steps, one block, temperature 1, random remasking).
+    pub max_tokens: usize,
+}
+
+/// `models/smiles-tiny`: SMILES, the default of `cdiff decode`.
+pub const SMILES_TINY: Shipped = Shipped {
+    name: "smiles-tiny",
+    dir: DEFAULT_MODEL,
+    grammar: DEFAULT_GRAMMAR,
+    max_tokens: 64,
+};
+
+/// `models/json-tiny`: JSON documents (also used under a JSON Schema).
+pub const JSON_TINY: Shipped = Shipped {
+    name: "json-tiny",
+    dir: concat!(env!("CARGO_MANIFEST_DIR"), "/models/json-tiny"),
+    grammar: concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf"),
+    max_tokens: 128,
+};
+
+/// cdiff's own models.
+pub const SHIPPED: &[Shipped] = &[SMILES_TINY, JSON_TINY];
+
+impl Shipped {
+    /// The shipped model called `name` (case-insensitive), if any.
+    pub fn by_name(name: &str) -> Option<&'static Shipped> {
+        SHIPPED.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The shipped model whose grammar file has the same file name as
+    /// `grammar` (`grammars/json.ebnf` → `json-tiny`), if any.
+    pub fn for_grammar(grammar: &std::path::Path) -> Option<&'static Shipped> {
+        let name = grammar.file_name()?;
+        SHIPPED
+            .iter()
+            .find(|s| std::path::Path::new(s.grammar).file_name() == Some(name))
+    }
+}
+
+/// cdiff's own SMILES model, `models/smiles-tiny` in the crate (trained with
+/// `cdiff train`, see its README), used by `cdiff decode` without `--model`
+/// and without a grammar of another shipped model.
 pub const DEFAULT_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/smiles-tiny");
 
 /// The grammar `cdiff decode` uses with [`DEFAULT_MODEL`] when none is given.

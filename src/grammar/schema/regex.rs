@@ -15,7 +15,7 @@
 //!    character is not accepted — a documented under-approximation).
 
 use regex_syntax::hir::{
-    Class, ClassUnicode, ClassUnicodeRange, Dot, Hir, HirKind, Look, Repetition,
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Dot, Hir, HirKind, Look, Repetition,
 };
 
 /// One character of a JSON string, as written.
@@ -320,10 +320,24 @@ pub fn json_encode(h: Hir) -> Result<Hir, String> {
             return Err("byte classes are not supported in patterns".into())
         }
         HirKind::Look(_) => return Err("anchors inside a pattern are not supported".into()),
-        HirKind::Repetition(r) => Hir::repetition(Repetition {
-            sub: Box::new(json_encode(*r.sub)?),
-            ..r
-        }),
+        HirKind::Repetition(r) => {
+            let sub = json_encode(*r.sub)?;
+            // regex-syntax prints a repetition of a repetition without a
+            // group: `(x+)?` would come out as `x+?`, a lazy `x+`. Keep a
+            // group around it.
+            let sub = match sub.kind() {
+                HirKind::Repetition(_) => Hir::capture(Capture {
+                    index: 1,
+                    name: None,
+                    sub: Box::new(sub),
+                }),
+                _ => sub,
+            };
+            Hir::repetition(Repetition {
+                sub: Box::new(sub),
+                ..r
+            })
+        }
         HirKind::Capture(c) => json_encode(*c.sub)?,
         HirKind::Concat(v) => {
             Hir::concat(v.into_iter().map(json_encode).collect::<Result<_, _>>()?)
@@ -412,6 +426,19 @@ mod tests {
         assert!(accepts("^[^a]$", "\"\\\"\""));
         assert!(!accepts("^[^a]$", "\"\"\""));
         assert!(accepts("^\\u0041$", "\"A\""));
+    }
+
+    /// maskbench Github_medium---o82570: `([a-z0-9-]+)?` was printed as the
+    /// lazy `[a-z0-9-]+?`, so an empty group was rejected.
+    #[test]
+    fn optional_repetition_is_not_a_lazy_repetition() {
+        assert!(accepts("^a:(x+)?:b$", "\"a::b\""));
+        assert!(accepts("^a:(x+)?:b$", "\"a:xx:b\""));
+        assert!(!accepts("^a:(x+)?:b$", "\"a:y:b\""));
+        assert!(accepts("^(x{2})*$", "\"xxxx\"") && !accepts("^(x{2})*$", "\"xxx\""));
+        let p =
+            "^pbj:([a-z0-9-]+):([a-z0-9\\.-]+):([a-z0-9-]+)?:([a-z0-9-]+):([0-9]+-[0-9]+-[0-9]+)$";
+        assert!(accepts(p, "\"pbj:gdbots:pbjx::envelope:1-0-1\""));
     }
 
     #[test]

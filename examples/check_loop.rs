@@ -1,0 +1,70 @@
+//! A profiling loop: runs only `Constraint::check` on partial outputs cut out
+//! of documents, over and over, so that `perf record` sees nothing else.
+//!
+//! ```text
+//! cargo run --release --example check_loop -- GRAMMAR DOCS_FILE [CASES] [ROUNDS]
+//! ```
+//!
+//! `DOCS_FILE` holds one document per line (`.jsonl`: one JSON string per
+//! line). Prints the median check time.
+
+use std::time::Instant;
+
+use cdiff::rng::{pick_spans, SplitMix64};
+use cdiff::{Constraint, Grammar, Partial};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: check_loop GRAMMAR DOCS_FILE [CASES] [ROUNDS]");
+        std::process::exit(2);
+    }
+    let cases: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(300);
+    let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let run = || -> Result<(), String> {
+        let src = std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?;
+        let g = Grammar::from_file_text(&args[1], &src, None).map_err(|e| e.to_string())?;
+        let c = Constraint::compile(&g).map_err(|e| e.to_string())?;
+        let jsonl = args[2].ends_with(".jsonl");
+        let docs: Vec<String> = std::fs::read_to_string(&args[2])
+            .map_err(|e| e.to_string())?
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| match jsonl {
+                true => serde_json::from_str::<String>(l).map_err(|e| e.to_string()),
+                false => Ok(l.to_string()),
+            })
+            .collect::<Result<_, _>>()?;
+        if docs.is_empty() {
+            return Err("no documents".into());
+        }
+        let mut rng = SplitMix64::new(0);
+        let parts: Vec<Partial> = (0..cases)
+            .map(|_| {
+                let d = docs[rng.below(docs.len() as u64) as usize].as_bytes();
+                let k = 1 + rng.below(3) as usize;
+                Partial::cut(d, &pick_spans(d.len(), k, &mut rng))
+            })
+            .collect();
+        let mut times = Vec::new();
+        for _ in 0..rounds {
+            for p in &parts {
+                let t = Instant::now();
+                c.check(p).map_err(|e| e.to_string())?;
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{} checks: median {:.1} µs, p90 {:.1} µs",
+            times.len(),
+            times[times.len() / 2],
+            times[times.len() * 9 / 10]
+        );
+        Ok(())
+    };
+    if let Err(e) = run() {
+        eprintln!("check_loop: {e}");
+        std::process::exit(2);
+    }
+}
