@@ -3,14 +3,14 @@
 //!
 //! ```text
 //! cargo run --release --example validity -- [--task smiles|json] [--model DIR]
-//!     [--n 200] [--max-tokens N] [--steps N] [--block 0] [--temperature 1.0]
+//!     [--n 200] [--max-tokens N] [--steps N] [--block 0] [--temperature T]
 //!     [--remasking random|low-confidence] [--seed 0] [--samples 8]
 //! ```
 //!
 //! `--task smiles` (default): `models/smiles-tiny` under `grammars/smiles.ebnf`;
-//! `--task json`: `models/json-tiny` under `grammars/json.ebnf`. Canvas length
-//! and steps default to the model card's (the training context, half as many
-//! steps).
+//! `--task json`: `models/json-tiny` under `grammars/json.ebnf`. Canvas
+//! length, steps and temperature default to the model card's (the training
+//! context, half as many steps, the card's temperature).
 //!
 //! For each mode, `n` generations with seeds `seed..seed+n` from an empty
 //! prompt, in blocks of `block` tokens (0: one block of `max-tokens`). Prints
@@ -85,7 +85,7 @@ fn parse_args() -> Result<Args, String> {
         n: 200,
         max_tokens: 0,
         steps: 0,
-        temperature: 1.0,
+        temperature: f64::NAN,
         seed: 0,
         samples: 8,
         block: 0,
@@ -138,6 +138,9 @@ fn run() -> Result<(), String> {
     }
     if a.steps == 0 {
         a.steps = (a.max_tokens / 2).max(1);
+    }
+    if a.temperature.is_nan() {
+        a.temperature = a.task.temperature;
     }
     let model = a.model.clone().unwrap_or(a.task.dir.to_string());
     let json = a.task == &JSON_TINY;

@@ -7,7 +7,7 @@ use std::process::Command;
 use candle_core::{DType, Device};
 use cdiff::decode::{decode, DecodeConfig, Mode};
 use cdiff::model::train::{read_texts, train, Trainer};
-use cdiff::model::{load, Denoiser, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL};
+use cdiff::model::{load, Denoiser, Shipped, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL};
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar};
 
@@ -278,6 +278,68 @@ fn shipped_model_con_outputs_are_accepted() {
             String::from_utf8_lossy(&out.text)
         );
     }
+}
+
+#[test]
+fn shipped_json_model_con_outputs_are_json() {
+    let shipped = Shipped::by_name("json-tiny").unwrap();
+    let mut m = load(shipped.name, &Device::Cpu, DType::F32).unwrap();
+    let src = std::fs::read_to_string(shipped.grammar).unwrap();
+    let g = Grammar::from_file_text(shipped.grammar, &src, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let rec = Recognizer::new(&g).unwrap();
+    for seed in 0..3 {
+        let mut cfg = DecodeConfig::llada();
+        cfg.mode = Mode::Con;
+        cfg.max_tokens = 32;
+        cfg.steps = 8;
+        cfg.block_length = 32;
+        cfg.temperature = shipped.temperature;
+        cfg.seed = seed;
+        let model: &mut dyn Denoiser = &mut m.model;
+        let out = decode(model, &m.tokenizer, &m.special, Some(&c), &[], &cfg, None).unwrap();
+        let text = String::from_utf8_lossy(&out.text);
+        assert!(rec.accepts(&out.text).unwrap(), "seed {seed}: {text:?}");
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(&out.text).is_ok(),
+            "seed {seed}: serde_json rejects {text:?}"
+        );
+    }
+}
+
+#[test]
+fn decode_with_the_json_grammar_uses_the_json_model() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args([
+            "decode",
+            "--grammar",
+            "grammars/json.ebnf",
+            "--max-tokens",
+            "24",
+            "--steps",
+            "6",
+            "--quiet",
+            "--json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["valid"], true, "{v}");
+    assert!(
+        v["model"].as_str().unwrap_or("").contains("json-tiny"),
+        "{v}"
+    );
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(text).is_ok(),
+        "{text:?}"
+    );
 }
 
 #[test]

@@ -72,6 +72,13 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
     };
     let dtype = parse_dtype(&a.dtype).map_err(model_err)?;
     let mut loaded = load(&model_dir, &Device::Cpu, dtype).map_err(model_err)?;
+    if !a.quiet {
+        let g = grammar.as_ref().map(|(_, p)| p.display().to_string());
+        eprintln!(
+            "cdiff: model {model_dir}, {}",
+            g.map_or("no grammar".to_string(), |g| format!("grammar {g}"))
+        );
+    }
     let prompt_ids = loaded.chat_prompt_ids(&prompt).map_err(model_err)?;
 
     let arch = loaded.model.arch();
@@ -89,7 +96,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         ModeArg::Con => Mode::Con,
     };
     // A shipped model's settings come from its model card (its context,
-    // half as many steps in one block, temperature 1, random remasking);
+    // half as many steps in one block, its temperature, random remasking);
     // every flag given explicitly wins.
     let max_tokens = a
         .max_tokens
@@ -103,8 +110,8 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
             max_tokens
         })
         .max(1);
-    if shipped.is_some() {
-        cfg.temperature = 1.0;
+    if let Some(s) = shipped {
+        cfg.temperature = s.temperature;
         cfg.remasking = Remasking::Random;
         cfg.block_length = max_tokens;
     }
@@ -171,6 +178,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
             "{}",
             json!({
                 "text": text,
+                "model": model_dir,
                 "valid": out.valid,
                 "failed": out.failed,
                 "steps": out.steps,

@@ -21,7 +21,7 @@ pub use train::{train, TrainConfig};
 /// A model trained by cdiff and shipped in the crate's `models/` folder
 /// (see its `README.md`, the model card), with the grammar it was trained
 /// for and the decoding settings its card uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shipped {
     /// Its name, usable as `--model NAME`.
     pub name: &'static str,
@@ -30,8 +30,10 @@ pub struct Shipped {
     /// The grammar it writes.
     pub grammar: &'static str,
     /// Canvas length of its card's settings (the training context; half as
-    /// many steps, one block, temperature 1, random remasking).
+    /// many steps, one block, random remasking).
     pub max_tokens: usize,
+    /// Sampling temperature of its card's settings.
+    pub temperature: f64,
 }
 
 /// `models/smiles-tiny`: SMILES, the default of `cdiff decode`.
@@ -40,6 +42,7 @@ pub const SMILES_TINY: Shipped = Shipped {
     dir: DEFAULT_MODEL,
     grammar: DEFAULT_GRAMMAR,
     max_tokens: 64,
+    temperature: 1.0,
 };
 
 /// `models/json-tiny`: JSON documents (also used under a JSON Schema).
@@ -48,6 +51,7 @@ pub const JSON_TINY: Shipped = Shipped {
     dir: concat!(env!("CARGO_MANIFEST_DIR"), "/models/json-tiny"),
     grammar: concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf"),
     max_tokens: 128,
+    temperature: 0.5,
 };
 
 /// cdiff's own models.

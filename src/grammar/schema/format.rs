@@ -4,7 +4,17 @@
 //! regex of the raw text between the quotes (an escaped `\/` in a URI is not
 //! accepted; see the module documentation of `schema`).
 
-const DATE: &str = "[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])";
+/// RFC 3339 `full-date`, exact: each month's days, and 29 February only in
+/// leap years (Gregorian: a multiple of 4, except centuries not a multiple of
+/// 400). A two-digit number is a multiple of 4 when its tens digit is even and
+/// its ones 0, 4 or 8, or the tens odd and the ones 2 or 6.
+const DATE: &str = concat!(
+    "(?:[0-9]{4}-(?:",
+    "(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])",
+    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)",
+    "|02-(?:0[1-9]|1[0-9]|2[0-8]))",
+    "|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)"
+);
 const TIME: &str = "(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
 const OCTET: &str = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
 const HEX: &str = "[0-9a-fA-F]";
@@ -12,8 +22,8 @@ const HEX: &str = "[0-9a-fA-F]";
 /// The content regex of a supported `format`, or `None` for a format this
 /// module does not enforce.
 ///
-/// Enforced: `date`, `time`, `date-time` (RFC 3339, day 31 allowed in every
-/// month), `email` (dot-atom local part, dotted domain), `uuid`, `uri`
+/// Enforced: `date`, `time`, `date-time` (RFC 3339; days per month and leap
+/// years exact; a leap second `:60` is allowed at any time), `email` (dot-atom local part, dotted domain), `uuid`, `uri`
 /// (scheme, `:`, then printable ASCII other than space, `"`, `\`, `<`, `>`),
 /// `uri-reference`, `ipv4`, `hostname`, `duration` (ISO 8601, simplified).
 pub fn content_regex(format: &str) -> Option<String> {
@@ -39,6 +49,31 @@ mod tests {
     fn m(f: &str, s: &str) -> bool {
         let r = regex::Regex::new(&format!("^(?:{})$", content_regex(f).unwrap())).unwrap();
         r.is_match(s)
+    }
+
+    /// maskbench Glaiveai2K---search_news_8fefc2c7: `2022-02-31` was accepted.
+    #[test]
+    fn dates_are_exact_calendar_dates() {
+        let leap = |y: u32| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let days = |y: u32, m: u32| match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let years = (1890..2110)
+            .chain((0..=2400).step_by(100))
+            .chain([0, 4, 9996, 9999]);
+        for y in years {
+            for mo in 0..=13 {
+                for d in 0..=32 {
+                    let valid = (1..=12).contains(&mo) && d >= 1 && d <= days(y, mo);
+                    let s = format!("{y:04}-{mo:02}-{d:02}");
+                    assert_eq!(m("date", &s), valid, "{s}");
+                }
+            }
+        }
+        assert!(m("date-time", "2024-02-29T00:00:00Z") && !m("date-time", "2023-02-29T00:00:00Z"));
     }
 
     #[test]
