@@ -54,7 +54,8 @@ mod tests {
     /// maskbench Glaiveai2K---search_news_8fefc2c7: `2022-02-31` was accepted.
     #[test]
     fn dates_are_exact_calendar_dates() {
-        let leap = |y: u32| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let leap =
+            |y: u32| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
         let days = |y: u32, m: u32| match m {
             2 if leap(y) => 29,
             2 => 28,
