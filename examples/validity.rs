@@ -5,6 +5,7 @@
 //! cargo run --release --example validity -- [--task smiles|json] [--model DIR]
 //!     [--n 200] [--max-tokens N] [--steps N] [--block 0] [--temperature T]
 //!     [--remasking random|low-confidence] [--seed 0] [--samples 8]
+//!     [--modes vanilla,con-minus,con]
 //! ```
 //!
 //! `--task smiles` (default): `models/smiles-tiny` under `grammars/smiles.ebnf`;
@@ -75,6 +76,7 @@ struct Args {
     seed: u64,
     samples: usize,
     block: usize,
+    modes: Vec<String>,
     random_remasking: bool,
 }
 
@@ -89,6 +91,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 0,
         samples: 8,
         block: 0,
+        modes: vec!["vanilla".into(), "con-minus".into(), "con".into()],
         random_remasking: true,
     };
     let mut it = std::env::args().skip(1);
@@ -111,6 +114,7 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = v.parse().map_err(|e| bad(&e))?,
             "--samples" => a.samples = v.parse().map_err(|e| bad(&e))?,
             "--block" => a.block = v.parse().map_err(|e| bad(&e))?,
+            "--modes" => a.modes = v.split(',').map(String::from).collect(),
             "--remasking" => {
                 a.random_remasking = match v.as_str() {
                     "random" => true,
@@ -174,6 +178,9 @@ fn run() -> Result<(), String> {
         ("con-minus", Mode::ConMinus),
         ("con", Mode::Con),
     ] {
+        if !a.modes.iter().any(|m| m == name) {
+            continue;
+        }
         let (mut ok, mut rings, mut both, mut failed, mut rej) = (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut witness = 0u64;
         let mut distinct = HashSet::new();
