@@ -7,7 +7,9 @@ use std::process::Command;
 use candle_core::{DType, Device};
 use cdiff::decode::{decode, DecodeConfig, Mode};
 use cdiff::model::train::{read_texts, train, Trainer};
-use cdiff::model::{load, Denoiser, Shipped, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL};
+use cdiff::model::{
+    load, Denoiser, Shipped, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL, JSON_TINY, SMILES_TINY,
+};
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar};
 
@@ -244,22 +246,24 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(!std::path::Path::new("/tmp/never").exists());
 }
 
-#[test]
-fn shipped_model_con_outputs_are_accepted() {
-    let mut m = load(DEFAULT_MODEL, &Device::Cpu, DType::F32).unwrap();
-    let src = std::fs::read_to_string(DEFAULT_GRAMMAR).unwrap();
-    let g = Grammar::from_file_text(DEFAULT_GRAMMAR, &src, None).unwrap();
+/// Constrained decodes of a shipped model with its card's temperature: the
+/// outputs, each checked by the recognizer of the model's grammar.
+fn shipped_con_outputs(shipped: &Shipped, max_tokens: usize, steps: usize) -> Vec<Vec<u8>> {
+    let mut m = load(shipped.name, &Device::Cpu, DType::F32).unwrap();
+    let src = std::fs::read_to_string(shipped.grammar).unwrap();
+    let g = Grammar::from_file_text(shipped.grammar, &src, None).unwrap();
     let c = Constraint::compile(&g).unwrap();
     let rec = Recognizer::new(&g).unwrap();
     let prompt = m.chat_prompt_ids("").unwrap();
     assert!(prompt.is_empty());
-    for seed in 0..4 {
+    let mut outs = Vec::new();
+    for seed in 0..3 {
         let mut cfg = DecodeConfig::llada();
         cfg.mode = Mode::Con;
-        cfg.max_tokens = 32;
-        cfg.steps = 16;
-        cfg.block_length = 32;
-        cfg.temperature = 1.0;
+        cfg.max_tokens = max_tokens;
+        cfg.steps = steps;
+        cfg.block_length = max_tokens;
+        cfg.temperature = shipped.temperature;
         cfg.seed = seed;
         let model: &mut dyn Denoiser = &mut m.model;
         let out = decode(
@@ -272,55 +276,43 @@ fn shipped_model_con_outputs_are_accepted() {
             None,
         )
         .unwrap();
+        let text = String::from_utf8_lossy(&out.text).to_string();
         assert!(
             rec.accepts(&out.text).unwrap(),
-            "seed {seed}: {:?} rejected",
-            String::from_utf8_lossy(&out.text)
+            "seed {seed}: {text:?} rejected"
         );
+        outs.push(out.text);
     }
+    outs
+}
+
+#[test]
+fn shipped_model_con_outputs_are_accepted() {
+    assert_eq!(Shipped::by_name("smiles-tiny").unwrap().dir, DEFAULT_MODEL);
+    assert_eq!(
+        Shipped::by_name("smiles-tiny").unwrap().grammar,
+        DEFAULT_GRAMMAR
+    );
+    shipped_con_outputs(&SMILES_TINY, 32, 16);
 }
 
 #[test]
 fn shipped_json_model_con_outputs_are_json() {
-    let shipped = Shipped::by_name("json-tiny").unwrap();
-    let mut m = load(shipped.name, &Device::Cpu, DType::F32).unwrap();
-    let src = std::fs::read_to_string(shipped.grammar).unwrap();
-    let g = Grammar::from_file_text(shipped.grammar, &src, None).unwrap();
-    let c = Constraint::compile(&g).unwrap();
-    let rec = Recognizer::new(&g).unwrap();
-    for seed in 0..3 {
-        let mut cfg = DecodeConfig::llada();
-        cfg.mode = Mode::Con;
-        cfg.max_tokens = 32;
-        cfg.steps = 8;
-        cfg.block_length = 32;
-        cfg.temperature = shipped.temperature;
-        cfg.seed = seed;
-        let model: &mut dyn Denoiser = &mut m.model;
-        let out = decode(model, &m.tokenizer, &m.special, Some(&c), &[], &cfg, None).unwrap();
-        let text = String::from_utf8_lossy(&out.text);
-        assert!(rec.accepts(&out.text).unwrap(), "seed {seed}: {text:?}");
+    for text in shipped_con_outputs(&JSON_TINY, 32, 8) {
         assert!(
-            serde_json::from_slice::<serde_json::Value>(&out.text).is_ok(),
-            "seed {seed}: serde_json rejects {text:?}"
+            serde_json::from_slice::<serde_json::Value>(&text).is_ok(),
+            "serde_json rejects {:?}",
+            String::from_utf8_lossy(&text)
         );
     }
 }
 
-#[test]
-fn decode_with_the_json_grammar_uses_the_json_model() {
+/// Runs `cdiff decode ARGS --quiet --json` in the crate's folder; its JSON.
+fn decode_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_cdiff"))
-        .args([
-            "decode",
-            "--grammar",
-            "grammars/json.ebnf",
-            "--max-tokens",
-            "24",
-            "--steps",
-            "6",
-            "--quiet",
-            "--json",
-        ])
+        .arg("decode")
+        .args(args)
+        .args(["--quiet", "--json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -329,38 +321,33 @@ fn decode_with_the_json_grammar_uses_the_json_model() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn decode_with_the_json_grammar_uses_the_json_model() {
+    let v = decode_json(&[
+        "--grammar",
+        "grammars/json.ebnf",
+        "--max-tokens",
+        "24",
+        "--steps",
+        "6",
+    ]);
     assert_eq!(v["valid"], true, "{v}");
-    assert!(
-        v["model"].as_str().unwrap_or("").contains("json-tiny"),
-        "{v}"
-    );
+    let model = v["model"].as_str().unwrap_or("");
+    assert!(model.contains("json-tiny"), "{v}");
     let text = v["text"].as_str().unwrap();
-    assert!(
-        serde_json::from_str::<serde_json::Value>(text).is_ok(),
-        "{text:?}"
-    );
+    let parsed = serde_json::from_str::<serde_json::Value>(text);
+    assert!(parsed.is_ok(), "{text:?}");
 }
 
 #[test]
 fn decode_without_model_uses_the_shipped_one() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cdiff"))
-        .args([
-            "decode",
-            "--max-tokens",
-            "24",
-            "--steps",
-            "8",
-            "--quiet",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = decode_json(&["--max-tokens", "24", "--steps", "8"]);
     assert_eq!(v["valid"], true, "{v}");
+    assert!(
+        v["model"].as_str().unwrap_or("").contains("smiles-tiny"),
+        "{v}"
+    );
 }
