@@ -8,6 +8,14 @@
 //! that wait for them: each completed triple is also kept in `ends`, and an
 //! item that starts waiting looks there first. The fixpoint is reached with a
 //! worklist; each item and triple is handled once.
+//!
+//! No set of items is kept: an item with the dot after its first symbol is
+//! made by exactly one (dot-0 item, edge) or (dot-0 item, completed triple)
+//! pair, because dot-0 items are made once per prediction, edges and triples
+//! are unique, and each (waiting item, completion) pair is handled once —
+//! either when the item starts waiting (the completion is already in `ends`)
+//! or when the completion's wake reaches it (the item waited before the
+//! completion: a wake skips waiting cells newer than its completion).
 
 use super::table::{Heads, KeySet, NIL};
 use super::{key, Intersector};
@@ -67,9 +75,6 @@ struct Earley<'a> {
     dfa: &'a TokenNfa,
     /// Automaton states, for the table indices.
     n: u64,
-    /// Items with the dot after the first symbol (dot-0 items are never
-    /// made twice), by `(production, origin, state)`.
-    items: KeySet,
     work: Vec<u64>,
     /// Predicted `(nonterminal, state)` pairs.
     predicted: KeySet,
@@ -81,21 +86,24 @@ struct Earley<'a> {
     arena: Vec<(u64, u32)>,
     chart: Chart,
     /// Completed triples whose waiting items are still to be woken.
-    wakes: Vec<(u32, u32, u32)>,
+    /// Debug builds check that no item is made twice (see the module docs).
+    #[cfg(debug_assertions)]
+    made: crate::hash::FxSet<u64>,
+    /// `(origin, symbol, end, cell)`: `cell` is the completion's cell in
+    /// `ends`; waiting cells from then on already saw it.
+    wakes: Vec<(u32, u32, u32, u32)>,
 }
 
 /// Runs phase 1 until the goal completes or the fixpoint is reached.
 pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Result<Chart> {
     let n = dfa.len() as u64;
     let nts = (g.n_syms - g.n_terms) as u64;
-    let prods = g.prods.len() as u64;
     let mut e = Earley {
         g,
         dfa,
         n,
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
-        items: KeySet::new(prods * n * n, cap(64, dfa.len())),
         work: Vec::new(),
         predicted: KeySet::new(nts * n, cap(16, dfa.len())),
         waiting: Heads::new(nts * n, cap(32, dfa.len())),
@@ -108,6 +116,8 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
             goal: None,
         },
         wakes: Vec::new(),
+        #[cfg(debug_assertions)]
+        made: Default::default(),
     };
     e.predict(dfa.start, g.start);
     loop {
@@ -115,10 +125,14 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
             break;
         }
         budget.spend(1)?;
-        if let Some((i, a, k)) = e.wakes.pop() {
+        if let Some((i, a, k, bound)) = e.wakes.pop() {
             // Wake the items waiting for `a` at `i` (iteratively, not by
             // recursion: completion cascades can be as deep as the text).
             let mut c = e.waiting.get(e.side(i, a));
+            // Lists are newest first; newer cells found this end in `ends`.
+            while c != NIL && c > bound {
+                c = e.arena[c as usize].1;
+            }
             while c != NIL {
                 budget.spend(1)?;
                 let (it, next) = e.arena[c as usize];
@@ -170,10 +184,10 @@ impl Earley<'_> {
 
     /// Adds the item `(prod, 1, origin)` at `state`.
     fn add(&mut self, prod: u32, origin: u32, state: u32) {
-        let i = (prod as u64 * self.n + origin as u64) * self.n + state as u64;
-        if self.items.insert(i) {
-            self.work.push(item(prod, 1, origin, state));
-        }
+        let it = item(prod, 1, origin, state);
+        #[cfg(debug_assertions)]
+        assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
+        self.work.push(it);
     }
 
     fn predict(&mut self, j: u32, a: u32) {
@@ -215,6 +229,6 @@ impl Earley<'_> {
         self.arena.push((k as u64, head));
         let cell = self.arena.len() as u32 - 1;
         self.ends.set(s, cell);
-        self.wakes.push((i, a, k));
+        self.wakes.push((i, a, k, cell));
     }
 }
