@@ -3,6 +3,8 @@
 
 use cdiff::model::train::{read_texts, train, TrainConfig};
 
+use std::io::IsTerminal;
+
 use super::args::TrainArgs;
 use super::CliError;
 
@@ -45,19 +47,22 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         a.out.display()
     );
     let log_every = a.log_every.max(1);
+    // On a terminal: a progress bar redrawn every step, and a kept line at
+    // every log step and checkpoint; otherwise (logs, CI) only those lines.
+    let bar = std::io::stderr().is_terminal();
     let report = train(&tc, &texts, Some(&a.out), a.resume, |p| {
-        if p.step.is_multiple_of(log_every) || p.step == p.steps || p.checkpoint {
-            eprintln!(
-                "cdiff: step {}/{} loss {:.4} ema {:.4} lr {:.2e} grad {:.2} {:.0} tok/s{}",
-                p.step,
-                p.steps,
-                p.loss,
-                p.loss_ema,
-                p.lr,
-                p.grad_norm,
-                p.tokens_per_s,
-                if p.checkpoint { " (checkpoint)" } else { "" }
-            );
+        let line = format!(
+            "step {}/{} loss {:.4} ema {:.4} lr {:.2e} grad {:.2} {:.0} tok/s",
+            p.step, p.steps, p.loss, p.loss_ema, p.lr, p.grad_norm, p.tokens_per_s
+        );
+        let keep = p.step.is_multiple_of(log_every) || p.step == p.steps || p.checkpoint;
+        if keep {
+            let mark = if p.checkpoint { " (checkpoint)" } else { "" };
+            let clear = if bar { "\r\x1b[K" } else { "" };
+            eprintln!("{clear}cdiff: {line}{mark}");
+        }
+        if bar && p.step < p.steps {
+            eprint!("\r\x1b[K{} {line}", progress_bar(p.step, p.steps, 30));
         }
     })
     .map_err(|e| CliError::Lib {
@@ -84,4 +89,26 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         report.seconds
     );
     Ok(())
+}
+
+/// `[#####.....]` with `width` cells for `done` of `total`.
+fn progress_bar(done: usize, total: usize, width: usize) -> String {
+    let filled = (done * width)
+        .checked_div(total)
+        .unwrap_or(width)
+        .min(width);
+    format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_bar;
+
+    #[test]
+    fn progress_bar_fills_in_proportion() {
+        assert_eq!(progress_bar(0, 10, 4), "[....]");
+        assert_eq!(progress_bar(5, 10, 4), "[##..]");
+        assert_eq!(progress_bar(10, 10, 4), "[####]");
+        assert_eq!(progress_bar(3, 0, 4), "[####]");
+    }
 }
