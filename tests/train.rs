@@ -6,7 +6,7 @@ use std::process::Command;
 
 use candle_core::{DType, Device};
 use cdiff::decode::{decode, DecodeConfig, Mode};
-use cdiff::model::train::{read_texts, train, Trainer};
+use cdiff::model::train::{model_config, read_texts, saved_config, train, Trainer};
 use cdiff::model::{
     load, Denoiser, Shipped, TrainConfig, DEFAULT_GRAMMAR, DEFAULT_MODEL, JSON_TINY, SMILES_TINY,
 };
@@ -219,6 +219,17 @@ fn jsonl_training_data_is_reserialized_compactly() {
     let e = read_texts(std::slice::from_ref(&p)).unwrap_err();
     assert!(e.to_string().contains(":2:"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shipped_configs_are_what_train_writes() {
+    for shipped in [&SMILES_TINY, &JSON_TINY] {
+        let dir = std::path::Path::new(shipped.dir);
+        let tc = saved_config(dir, &TrainConfig::default()).unwrap();
+        let text = std::fs::read_to_string(dir.join("config.json")).unwrap();
+        let on_disk: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(model_config(&tc), on_disk, "{}", shipped.name);
+    }
 }
 
 #[test]

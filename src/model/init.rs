@@ -129,6 +129,59 @@ struct Ids {
     bos: u32,
 }
 
+/// The sizes and ids of a LLaDA `config.json`.
+pub(crate) struct LladaShape {
+    pub(crate) d_model: usize,
+    pub(crate) mlp: usize,
+    pub(crate) layers: usize,
+    pub(crate) heads: usize,
+    pub(crate) kv_heads: usize,
+    /// Embedding rows.
+    pub(crate) rows: usize,
+    /// Tokenizer vocabulary (at most `rows`).
+    pub(crate) vocab: usize,
+    pub(crate) ctx: usize,
+    pub(crate) rope_theta: f64,
+    pub(crate) eos: u32,
+    pub(crate) mask: u32,
+}
+
+/// A LLaDA `config.json` (OLMo field names) for `s`; the fields not in
+/// [`LladaShape`] are those of LLaDA-8B.
+pub(crate) fn llada_config(s: &LladaShape) -> Value {
+    json!({
+        "architectures": ["LLaDAModelLM"],
+        "model_type": "llada",
+        "activation_type": "silu",
+        "alibi": false,
+        "attention_layer_norm": false,
+        "block_type": "llama",
+        "d_model": s.d_model,
+        "embedding_size": s.rows,
+        "eos_token_id": s.eos,
+        "pad_token_id": s.eos,
+        "mask_token_id": s.mask,
+        "include_bias": false,
+        "include_qkv_bias": false,
+        "input_emb_norm": false,
+        "layer_norm_type": "rms",
+        "layer_norm_with_affine": true,
+        "max_sequence_length": s.ctx,
+        "mlp_hidden_size": s.mlp,
+        "mlp_ratio": 4,
+        "n_heads": s.heads,
+        "n_kv_heads": s.kv_heads,
+        "n_layers": s.layers,
+        "rms_norm_eps": 1e-5,
+        "rope": true,
+        "rope_full_precision": true,
+        "rope_theta": s.rope_theta,
+        "scale_logits": false,
+        "vocab_size": s.vocab,
+        "weight_tying": false
+    })
+}
+
 /// The `config.json` of `arch` at `size` with `rows` embedding rows and the
 /// given special ids. Full sizes carry the real checkpoints' values.
 fn config_with(arch: Arch, size: Size, rows: usize, ids: &Ids) -> Value {
@@ -172,36 +225,18 @@ fn config_with(arch: Arch, size: Size, rows: usize, ids: &Ids) -> Value {
                 Size::Tiny => (64, 128, 2, 4, 2),
                 Size::Full => (4096, 12288, 32, 32, 32),
             };
-            json!({
-                "architectures": ["LLaDAModelLM"],
-                "model_type": "llada",
-                "activation_type": "silu",
-                "alibi": false,
-                "attention_layer_norm": false,
-                "block_type": "llama",
-                "d_model": d,
-                "embedding_size": rows,
-                "eos_token_id": ids.eos,
-                "pad_token_id": ids.eos,
-                "mask_token_id": ids.mask,
-                "include_bias": false,
-                "include_qkv_bias": false,
-                "input_emb_norm": false,
-                "layer_norm_type": "rms",
-                "layer_norm_with_affine": true,
-                "max_sequence_length": 4096,
-                "mlp_hidden_size": f,
-                "mlp_ratio": 4,
-                "n_heads": heads,
-                "n_kv_heads": kv,
-                "n_layers": l,
-                "rms_norm_eps": 1e-5,
-                "rope": true,
-                "rope_full_precision": true,
-                "rope_theta": 500000.0,
-                "scale_logits": false,
-                "vocab_size": rows,
-                "weight_tying": false
+            llada_config(&LladaShape {
+                d_model: d,
+                mlp: f,
+                layers: l,
+                heads,
+                kv_heads: kv,
+                rows,
+                vocab: rows,
+                ctx: 4096,
+                rope_theta: 500000.0,
+                eos: ids.eos,
+                mask: ids.mask,
             })
         }
     }

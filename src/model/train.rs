@@ -30,7 +30,7 @@ use candle_core::{DType, Device, Tensor, Var, D};
 use candle_nn::{VarBuilder, VarMap};
 use serde_json::{json, Value};
 
-use super::init::{byte_level_tokenizer_json, tensor_shapes};
+use super::init::{byte_level_tokenizer_json, llada_config, tensor_shapes, LladaShape};
 use super::llada;
 use super::load::{model_err, Arch};
 use super::tokenizer::PLAIN_TEMPLATE;
@@ -140,36 +140,18 @@ impl TrainConfig {
 
 /// The LLaDA `config.json` of a trained model.
 pub fn model_config(tc: &TrainConfig) -> Value {
-    json!({
-        "architectures": ["LLaDAModelLM"],
-        "model_type": "llada",
-        "activation_type": "silu",
-        "alibi": false,
-        "attention_layer_norm": false,
-        "block_type": "llama",
-        "d_model": tc.hidden,
-        "embedding_size": ROWS,
-        "eos_token_id": EOS,
-        "pad_token_id": EOS,
-        "mask_token_id": MASK,
-        "include_bias": false,
-        "include_qkv_bias": false,
-        "input_emb_norm": false,
-        "layer_norm_type": "rms",
-        "layer_norm_with_affine": true,
-        "max_sequence_length": tc.ctx,
-        "mlp_hidden_size": tc.mlp,
-        "mlp_ratio": 4,
-        "n_heads": tc.heads,
-        "n_kv_heads": tc.heads,
-        "n_layers": tc.layers,
-        "rms_norm_eps": 1e-5,
-        "rope": true,
-        "rope_full_precision": true,
-        "rope_theta": 10000.0,
-        "scale_logits": false,
-        "vocab_size": 256 + SPECIALS.len(),
-        "weight_tying": false
+    llada_config(&LladaShape {
+        d_model: tc.hidden,
+        mlp: tc.mlp,
+        layers: tc.layers,
+        heads: tc.heads,
+        kv_heads: tc.heads,
+        rows: ROWS,
+        vocab: 256 + SPECIALS.len(),
+        ctx: tc.ctx,
+        rope_theta: 10000.0,
+        eos: EOS,
+        mask: MASK,
     })
 }
 
