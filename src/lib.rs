@@ -25,6 +25,7 @@ pub mod decode;
 pub mod error;
 pub mod grammar;
 mod hash;
+pub mod infill;
 pub mod intersect;
 pub mod lexer;
 pub mod model;

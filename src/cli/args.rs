@@ -27,6 +27,9 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Write a model directory with random weights (for tests and timing).
     InitRandom(InitArgs),
+    /// Fill the regions of a template (code with holes) with an infilling
+    /// model, constrained to a grammar.
+    Infill(InfillArgs),
     /// Train a small masked-diffusion LM (LLaDA architecture, byte-level
     /// tokenizer) on a file of texts, one per line, on CPU.
     Train(TrainArgs),
@@ -163,16 +166,42 @@ pub struct DecodeArgs {
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<PathBuf>,
 
-    /// Constraint mode.
-    #[arg(long, value_enum, default_value = "con")]
-    pub mode: ModeArg,
-
     /// Answer length in tokens (default: 256; 64 for the default model).
     #[arg(long)]
     pub max_tokens: Option<usize>,
 
-    /// Denoising steps (default: as many as tokens; half as many for the
-    /// default model).
+    /// Sampling and constraint settings.
+    #[command(flatten)]
+    pub sampler: SamplerArgs,
+
+    /// Text that starts the answer and is the first chunk of the constrained
+    /// text (e.g. headers and a function signature).
+    #[arg(long, value_name = "TEXT")]
+    pub prefill: Option<String>,
+
+    /// The answer opens with a markdown code fence of this language, outside
+    /// the constrained text.
+    #[arg(long, value_name = "LANG")]
+    pub fence: Option<String>,
+
+    /// Print one JSON record instead of the text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress lines on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Sampling and constraint settings shared by `decode` and `infill`.
+#[derive(Debug, Args)]
+pub struct SamplerArgs {
+    /// Constraint mode.
+    #[arg(long, value_enum, default_value = "con")]
+    pub mode: ModeArg,
+
+    /// Denoising steps of a diffusion model (default: as many as masked
+    /// tokens; half as many for a shipped model).
     #[arg(long)]
     pub steps: Option<usize>,
 
@@ -180,7 +209,8 @@ pub struct DecodeArgs {
     #[arg(long, value_enum, default_value = "entropy")]
     pub alg: AlgArg,
 
-    /// Sampling temperature (default: 0.2 for Dream, 0 for LLaDA).
+    /// Sampling temperature (default: 0.2 for Dream, 0 for LLaDA and for
+    /// autoregressive models, the model card's for a shipped model).
     #[arg(long)]
     pub temperature: Option<f64>,
 
@@ -205,19 +235,71 @@ pub struct DecodeArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
-    /// Text that starts the answer and is the first chunk of the constrained
-    /// text (e.g. headers and a function signature).
-    #[arg(long, value_name = "TEXT")]
-    pub prefill: Option<String>,
-
-    /// The answer opens with a markdown code fence of this language, outside
-    /// the constrained text.
-    #[arg(long, value_name = "LANG")]
-    pub fence: Option<String>,
-
     /// Weights' dtype: f32, bf16 or f16.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
+}
+
+/// Arguments of `cdiff infill`.
+#[derive(Debug, Args)]
+pub struct InfillArgs {
+    /// The template: the partial-output JSON of `cdiff check` (strings and
+    /// nulls, each null a region), or with --hole-marker a text file in
+    /// which each occurrence of the marker is a region. `-`: standard input.
+    #[arg(value_name = "TEMPLATE")]
+    pub template: PathBuf,
+
+    /// Read TEMPLATE as text; each occurrence of this string is a region.
+    #[arg(long, value_name = "STR")]
+    pub hole_marker: Option<String>,
+
+    /// Model directory (Hugging Face layout) or alias: an autoregressive
+    /// FIM model (starcoder2-7b, codegemma-7b, deepseek-coder-1.3b,
+    /// deepseek-coder-6.7b, deepseek-coder-33b, qwen2.5-coder-7b, ... or a
+    /// directory with model_type starcoder2, llama, gemma or qwen2) or a
+    /// diffusion model (as for decode, shipped models included). Default:
+    /// the shipped model of the grammar.
+    #[arg(long, value_name = "DIR_OR_ALIAS")]
+    pub model: Option<String>,
+
+    /// The grammar the filled template must be in.
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "FILE",
+        required_unless_present = "json_schema"
+    )]
+    pub grammar: Option<PathBuf>,
+
+    /// A JSON Schema instead of a grammar.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    pub json_schema: Option<PathBuf>,
+
+    /// The start rule (default: `start`).
+    #[arg(long, value_name = "RULE")]
+    pub start: Option<String>,
+
+    /// Autoregressive models: tokens per region at most.
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: usize,
+
+    /// Autoregressive models: what stands for a later, unfilled region in
+    /// a prompt's suffix.
+    #[arg(long, value_name = "STR", default_value = "")]
+    pub placeholder: String,
+
+    /// Diffusion models: mask tokens per region (a region may end early).
+    #[arg(long, default_value_t = 16)]
+    pub hole_tokens: usize,
+
+    /// Diffusion models: a user prompt before the template (rendered with
+    /// the model's chat template); none by default.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+
+    /// Sampling and constraint settings.
+    #[command(flatten)]
+    pub sampler: SamplerArgs,
 
     /// Print one JSON record instead of the text.
     #[arg(long)]
@@ -235,6 +317,14 @@ pub enum ArchArg {
     Dream,
     /// LLaDA (LLaMA body, OLMo names).
     Llada,
+    /// StarCoder2 (autoregressive FIM; full size: StarCoder2-7B).
+    Starcoder2,
+    /// LLaMA architecture (autoregressive FIM; full size: DeepSeek-Coder-6.7B).
+    Llama,
+    /// Gemma (autoregressive FIM; full size: CodeGemma-7B).
+    Gemma,
+    /// Qwen2 (autoregressive FIM; full size: Qwen2.5-Coder-7B).
+    Qwen2,
 }
 
 /// Model sizes of `cdiff init-random`.
@@ -242,8 +332,8 @@ pub enum ArchArg {
 pub enum SizeArg {
     /// A few layers of width 64 with a byte-level tokenizer.
     Tiny,
-    /// The real size (Dream 7B / LLaDA 8B).
-    #[value(alias = "7b", alias = "8b")]
+    /// The real size (Dream 7B / LLaDA 8B / the 7B FIM models).
+    #[value(alias = "7b", alias = "8b", alias = "real")]
     Full,
 }
 

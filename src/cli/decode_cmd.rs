@@ -9,10 +9,13 @@ use serde_json::json;
 
 use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
 use cdiff::model::{
-    init_random, load, parse_dtype, Arch, Denoiser, Shipped, Size, JSON_TINY, SMILES_TINY,
+    init_random, init_random_ar, load, parse_dtype, ArFamily, Arch, Denoiser, Shipped, Size,
+    JSON_TINY, SMILES_TINY,
 };
 
-use super::args::{AlgArg, ArchArg, DecodeArgs, InitArgs, ModeArg, RemaskingArg, SizeArg};
+use super::args::{
+    AlgArg, ArchArg, DecodeArgs, InitArgs, ModeArg, RemaskingArg, SamplerArgs, SizeArg,
+};
 use super::check::load_schema;
 use super::{compile, config, load_grammar, micros, read_text, CliError};
 
@@ -56,7 +59,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         (None, Some(g)) => Some((load_grammar(g, a.start.as_deref())?, g.clone())),
         (None, None) => None,
     };
-    if grammar.is_none() && !matches!(a.mode, ModeArg::Vanilla) {
+    if grammar.is_none() && !matches!(a.sampler.mode, ModeArg::Vanilla) {
         return Err(CliError::Input(
             "constrained modes need --grammar or --json-schema (or use --mode vanilla)".into(),
         ));
@@ -70,7 +73,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         (None, Some(f)) => read_text(f)?,
         (None, None) => String::new(),
     };
-    let dtype = parse_dtype(&a.dtype).map_err(model_err)?;
+    let dtype = parse_dtype(&a.sampler.dtype).map_err(model_err)?;
     let mut loaded = load(&model_dir, &Device::Cpu, dtype).map_err(model_err)?;
     if !a.quiet {
         let g = grammar.as_ref().map(|(_, p)| p.display().to_string());
@@ -81,60 +84,11 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
     }
     let prompt_ids = loaded.chat_prompt_ids(&prompt).map_err(model_err)?;
 
-    let arch = loaded.model.arch();
-    let mut cfg = match arch {
-        Arch::Dream => DecodeConfig::dream(),
-        Arch::Llada => DecodeConfig::llada(),
-    };
-    cfg.arch_style = match arch {
-        Arch::Dream => ArchStyle::Dream,
-        Arch::Llada => ArchStyle::Llada,
-    };
-    cfg.mode = match a.mode {
-        ModeArg::Vanilla => Mode::Vanilla,
-        ModeArg::ConMinus => Mode::ConMinus,
-        ModeArg::Con => Mode::Con,
-    };
-    // A shipped model's settings come from its model card (its context,
-    // half as many steps in one block, its temperature, random remasking);
-    // every flag given explicitly wins.
     let max_tokens = a
         .max_tokens
         .unwrap_or(shipped.map_or(256, |s| s.max_tokens));
+    let mut cfg = dlm_config(&a.sampler, loaded.model.arch(), shipped, max_tokens);
     cfg.max_tokens = max_tokens;
-    cfg.steps = a
-        .steps
-        .unwrap_or(if shipped.is_some() {
-            max_tokens / 2
-        } else {
-            max_tokens
-        })
-        .max(1);
-    if let Some(s) = shipped {
-        cfg.temperature = s.temperature;
-        cfg.remasking = Remasking::Random;
-        cfg.block_length = max_tokens;
-    }
-    cfg.alg = match a.alg {
-        AlgArg::Entropy => Alg::Entropy,
-        AlgArg::MaskgitPlus => Alg::MaskgitPlus,
-        AlgArg::TopkMargin => Alg::TopkMargin,
-        AlgArg::Random => Alg::Random,
-    };
-    if let Some(t) = a.temperature {
-        cfg.temperature = t;
-    }
-    cfg.top_p = a.top_p;
-    if let Some(b) = a.block_length {
-        cfg.block_length = b;
-    }
-    match a.remasking {
-        Some(RemaskingArg::LowConfidence) => cfg.remasking = Remasking::LowConfidence,
-        Some(RemaskingArg::Random) => cfg.remasking = Remasking::Random,
-        None => {}
-    }
-    cfg.max_rejections = a.max_rejections;
-    cfg.seed = a.seed;
     cfg.prefill = a.prefill.clone().unwrap_or_default().into_bytes();
     cfg.fence = a.fence.clone();
 
@@ -213,23 +167,98 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The mode of a `--mode` flag.
+pub(super) fn mode_of(m: ModeArg) -> Mode {
+    match m {
+        ModeArg::Vanilla => Mode::Vanilla,
+        ModeArg::ConMinus => Mode::ConMinus,
+        ModeArg::Con => Mode::Con,
+    }
+}
+
+/// The settings of a diffusion decode over `n` masked tokens: the
+/// architecture's defaults, then a shipped model's card settings (its
+/// temperature, half as many steps as tokens in one block, random
+/// remasking), then every flag given explicitly.
+pub(super) fn dlm_config(
+    s: &SamplerArgs,
+    arch: Arch,
+    shipped: Option<&Shipped>,
+    n: usize,
+) -> DecodeConfig {
+    let mut cfg = match arch {
+        Arch::Dream => DecodeConfig::dream(),
+        Arch::Llada => DecodeConfig::llada(),
+    };
+    cfg.arch_style = match arch {
+        Arch::Dream => ArchStyle::Dream,
+        Arch::Llada => ArchStyle::Llada,
+    };
+    cfg.mode = mode_of(s.mode);
+    cfg.steps = s
+        .steps
+        .unwrap_or(if shipped.is_some() { n / 2 } else { n })
+        .max(1);
+    if let Some(sh) = shipped {
+        cfg.temperature = sh.temperature;
+        cfg.remasking = Remasking::Random;
+        cfg.block_length = n;
+    }
+    cfg.alg = match s.alg {
+        AlgArg::Entropy => Alg::Entropy,
+        AlgArg::MaskgitPlus => Alg::MaskgitPlus,
+        AlgArg::TopkMargin => Alg::TopkMargin,
+        AlgArg::Random => Alg::Random,
+    };
+    if let Some(t) = s.temperature {
+        cfg.temperature = t;
+    }
+    cfg.top_p = s.top_p;
+    if let Some(b) = s.block_length {
+        cfg.block_length = b;
+    }
+    match s.remasking {
+        Some(RemaskingArg::LowConfidence) => cfg.remasking = Remasking::LowConfidence,
+        Some(RemaskingArg::Random) => cfg.remasking = Remasking::Random,
+        None => {}
+    }
+    cfg.max_rejections = s.max_rejections;
+    cfg.seed = s.seed;
+    cfg
+}
+
 /// Runs `cdiff init-random`.
 pub fn init(a: &InitArgs) -> Result<(), CliError> {
-    let arch = match a.arch {
-        ArchArg::Dream => Arch::Dream,
-        ArchArg::Llada => Arch::Llada,
-    };
     let size = match a.size {
         SizeArg::Tiny => Size::Tiny,
         SizeArg::Full => Size::Full,
     };
-    init_random(
-        arch,
-        size,
-        &a.out,
-        a.seed,
-        a.tokenizer.as_deref().map(Path::new),
-    )
+    let dlm = |arch| {
+        init_random(
+            arch,
+            size,
+            &a.out,
+            a.seed,
+            a.tokenizer.as_deref().map(Path::new),
+        )
+    };
+    let ar = |family| {
+        if a.tokenizer.is_some() {
+            return Err(cdiff::Error::new(
+                cdiff::ErrorKind::Model,
+                "--tokenizer is supported for dream and llada only",
+            ));
+        }
+        init_random_ar(family, size, &a.out, a.seed)
+    };
+    match a.arch {
+        ArchArg::Dream => dlm(Arch::Dream),
+        ArchArg::Llada => dlm(Arch::Llada),
+        ArchArg::Starcoder2 => ar(ArFamily::StarCoder2),
+        ArchArg::Llama => ar(ArFamily::Llama),
+        ArchArg::Gemma => ar(ArFamily::Gemma),
+        ArchArg::Qwen2 => ar(ArFamily::Qwen2),
+    }
     .map_err(|e| CliError::Lib {
         path: Some(a.out.clone()),
         error: e,

@@ -6,6 +6,7 @@ mod bench;
 mod check;
 mod decode_cmd;
 mod grammar_cmd;
+mod infill_cmd;
 mod jsonobj;
 mod train_cmd;
 
@@ -42,6 +43,7 @@ pub fn run() -> Result<(), CliError> {
         args::Command::Bench(a) => bench::run(&a),
         args::Command::Decode(a) => decode_cmd::run(&a),
         args::Command::InitRandom(a) => decode_cmd::init(&a),
+        args::Command::Infill(a) => infill_cmd::run(&a),
         args::Command::Train(a) => train_cmd::run(&a),
     }
 }

@@ -29,6 +29,13 @@
 //!    what a trailing hole denotes. Nothing but EOS/pad may follow a closing
 //!    fence; any other trailing text belongs to the body.
 //!
+//! 4. **Regions** (infilling, `regions` not empty). The answer holds fixed
+//!    template tokens outside the regions and a run of positions per region.
+//!    Inside a region the first committed EOS/pad ends that region's text:
+//!    later positions of the region may only be EOS, pad or masks (which are
+//!    then not holes). Masks before it are holes. Outside the regions every
+//!    token contributes its bytes. There is no fence and no global end.
+//!
 //! Cost: one pass over the answer, `O(answer tokens + bytes)`.
 
 use std::ops::Range;
@@ -48,6 +55,9 @@ pub struct Layout<'a> {
     pub prefill: &'a [u8],
     /// The Markdown fence language, if the answer is fenced.
     pub fence: Option<&'a str>,
+    /// Infilling regions (answer positions), sorted and disjoint; empty for
+    /// an ordinary answer. See "Regions" in the module docs.
+    pub regions: &'a [Range<usize>],
 }
 
 /// The partial output of a canvas, with where its holes are.
@@ -58,8 +68,11 @@ pub struct AnswerView {
     /// The answer positions of each mask run before the end of text, in
     /// order. Usually one per hole of `partial` (not when runs merged).
     pub runs: Vec<Range<usize>>,
-    /// Answer index of the first committed EOS/pad, if any.
+    /// Answer index of the first committed EOS/pad, if any (ordinary
+    /// answers only).
     pub end: Option<usize>,
+    /// For each run, the index of the hole of `partial` it belongs to.
+    pub run_holes: Vec<usize>,
 }
 
 enum Piece {
@@ -86,6 +99,9 @@ impl<'a> Layout<'a> {
     /// no completion of the canvas can be well formed (an ordinary token after
     /// EOS, a missing opening fence).
     pub fn view(&self, codec: &dyn TextCodec, answer: &[u32]) -> Option<AnswerView> {
+        if !self.regions.is_empty() {
+            return self.view_regions(codec, answer);
+        }
         let mask = self.special.mask;
         let end = self.end_of_text(answer);
         let stop = end.unwrap_or(answer.len());
@@ -98,10 +114,10 @@ impl<'a> Layout<'a> {
             if t == mask {
                 match runs.last_mut() {
                     Some(r) if r.end == i => r.end = i + 1,
-                    _ => runs.push(i..i + 1),
-                }
-                if !matches!(pieces.last(), Some(Piece::Hole)) {
-                    pieces.push(Piece::Hole);
+                    _ => {
+                        runs.push(i..i + 1);
+                        pieces.push(Piece::Hole);
+                    }
                 }
             } else {
                 let b = codec.token_bytes(t);
@@ -136,20 +152,201 @@ impl<'a> Layout<'a> {
                 }
             }
         }
+        let (partial, run_holes) = self.assemble(pieces, runs.len());
+        Some(AnswerView {
+            partial,
+            runs,
+            end,
+            run_holes,
+        })
+    }
+
+    /// The partial output of `pieces` after the prefill, and the hole index
+    /// of each of the `n_runs` runs (one `Piece::Hole` per run, in order).
+    fn assemble(&self, pieces: Vec<Piece>, n_runs: usize) -> (Partial, Vec<usize>) {
         let mut partial = Partial::new().text(self.prefill);
+        let mut run_holes = Vec::with_capacity(n_runs);
         for p in pieces {
             match p {
                 Piece::Bytes(b) => partial.push_text(b),
-                Piece::Hole => partial.push_hole(),
+                Piece::Hole => {
+                    partial.push_hole();
+                    run_holes.push(partial.n_holes() - 1);
+                }
             }
         }
-        Some(AnswerView { partial, runs, end })
+        (partial, run_holes)
+    }
+
+    /// The region containing answer position `pos`, if any.
+    fn region_of(&self, pos: usize) -> Option<&Range<usize>> {
+        let i = self.regions.partition_point(|r| r.end <= pos);
+        self.regions.get(i).filter(|r| r.contains(&pos))
+    }
+
+    /// Whether answer position `pos` may only hold EOS/pad: it follows a
+    /// committed EOS/pad (of its region, with regions).
+    pub fn forced_end(&self, answer: &[u32], pos: usize) -> bool {
+        if self.regions.is_empty() {
+            return self.end_of_text(answer).is_some_and(|e| pos > e);
+        }
+        self.region_of(pos)
+            .is_some_and(|r| answer[r.start..pos].iter().any(|&t| self.is_end(t)))
+    }
+
+    /// Whether the fill of `run` may be shorter than the run (padded with
+    /// EOS): nothing but the end of the text (of its region) follows it.
+    pub fn may_pad(&self, view: &AnswerView, k: usize, answer: &[u32]) -> bool {
+        let run = &view.runs[k];
+        if self.regions.is_empty() {
+            return k + 1 == view.runs.len() && run.end == view.end.unwrap_or(answer.len());
+        }
+        self.region_of(run.start).is_some_and(|r| {
+            run.end == r.end || answer.get(run.end).is_some_and(|&t| self.is_end(t))
+        })
+    }
+
+    /// Answer index where the text of each position's region ends (the
+    /// region's first EOS/pad, else its end).
+    fn region_stop(&self, answer: &[u32], r: &Range<usize>) -> usize {
+        answer[r.clone()]
+            .iter()
+            .position(|&t| self.is_end(t))
+            .map_or(r.end, |i| r.start + i)
+    }
+
+    /// [`Layout::view`] with regions.
+    fn view_regions(&self, codec: &dyn TextCodec, answer: &[u32]) -> Option<AnswerView> {
+        let mask = self.special.mask;
+        let mut pieces: Vec<Piece> = Vec::new();
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        let push_bytes = |pieces: &mut Vec<Piece>, b: &[u8]| {
+            if b.is_empty() {
+                return;
+            }
+            match pieces.last_mut() {
+                Some(Piece::Bytes(v)) => v.extend_from_slice(b),
+                _ => pieces.push(Piece::Bytes(b.to_vec())),
+            }
+        };
+        let mut pos = 0;
+        for r in self.regions {
+            for &t in &answer[pos..r.start] {
+                if t == mask {
+                    return None;
+                }
+                push_bytes(&mut pieces, codec.token_bytes(t));
+            }
+            let stop = self.region_stop(answer, r);
+            if answer[stop..r.end]
+                .iter()
+                .any(|&t| t != mask && !self.is_end(t))
+            {
+                return None;
+            }
+            for (i, &t) in answer[r.start..stop].iter().enumerate() {
+                let i = r.start + i;
+                if t == mask {
+                    match runs.last_mut() {
+                        Some(run) if run.end == i && i != r.start => run.end = i + 1,
+                        _ => {
+                            runs.push(i..i + 1);
+                            pieces.push(Piece::Hole);
+                        }
+                    }
+                } else {
+                    push_bytes(&mut pieces, codec.token_bytes(t));
+                }
+            }
+            pos = r.end;
+        }
+        for &t in &answer[pos..] {
+            if t == mask {
+                return None;
+            }
+            push_bytes(&mut pieces, codec.token_bytes(t));
+        }
+        let (partial, run_holes) = self.assemble(pieces, runs.len());
+        Some(AnswerView {
+            partial,
+            runs,
+            end: None,
+            run_holes,
+        })
+    }
+
+    /// The text of each region of a canvas (committed bytes up to the
+    /// region's first EOS/pad, masks skipped).
+    pub fn region_texts(&self, codec: &dyn TextCodec, answer: &[u32]) -> Vec<Vec<u8>> {
+        self.regions
+            .iter()
+            .map(|r| {
+                let stop = self.region_stop(answer, r);
+                answer[r.start..stop]
+                    .iter()
+                    .filter(|&&t| t != self.special.mask)
+                    .flat_map(|&t| codec.token_bytes(t).iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The fill of each region when the holes of `view` are filled with
+    /// `fills` (one per hole of `view.partial`): the region's committed bytes
+    /// with each run replaced by its hole's fill (a hole spanning several
+    /// runs gives its whole fill to the first).
+    pub fn region_fills(
+        &self,
+        codec: &dyn TextCodec,
+        answer: &[u32],
+        view: &AnswerView,
+        fills: &[Vec<u8>],
+    ) -> Vec<Vec<u8>> {
+        let mut used = vec![false; fills.len()];
+        self.regions
+            .iter()
+            .map(|r| {
+                let stop = self.region_stop(answer, r);
+                let mut out = Vec::new();
+                for p in r.start..stop {
+                    let t = answer[p];
+                    if t != self.special.mask {
+                        out.extend_from_slice(codec.token_bytes(t));
+                        continue;
+                    }
+                    let Some(k) = view.runs.iter().position(|run| run.start == p) else {
+                        continue;
+                    };
+                    let h = view.run_holes[k];
+                    if !std::mem::replace(&mut used[h], true) {
+                        out.extend_from_slice(&fills[h]);
+                    }
+                }
+                out
+            })
+            .collect()
     }
 
     /// The raw answer bytes as a reader sees them: committed tokens up to the
     /// first EOS/pad, masks skipped, later tokens ignored (this is how the
     /// authors' scripts decode: the text before the first EOS).
     pub fn answer_bytes(&self, codec: &dyn TextCodec, answer: &[u32]) -> Vec<u8> {
+        if !self.regions.is_empty() {
+            let mut out = Vec::new();
+            let mut pos = 0;
+            let texts = self.region_texts(codec, answer);
+            for (r, text) in self.regions.iter().zip(texts) {
+                for &t in &answer[pos..r.start] {
+                    out.extend_from_slice(codec.token_bytes(t));
+                }
+                out.extend(text);
+                pos = r.end;
+            }
+            for &t in &answer[pos..] {
+                out.extend_from_slice(codec.token_bytes(t));
+            }
+            return out;
+        }
         let stop = self.end_of_text(answer).unwrap_or(answer.len());
         let mut out = Vec::new();
         for &t in &answer[..stop] {
@@ -313,6 +510,7 @@ mod tests {
                 special: &s,
                 prefill: prefill.as_bytes(),
                 fence,
+                regions: &[],
             };
             let got = layout.view(&Bytes, &canvas(c)).map(|v| v.partial);
             assert_eq!(got, want.map(partial), "{prefill:?} {fence:?} {c:?}");
@@ -326,6 +524,7 @@ mod tests {
             special: &s,
             prefill: b"",
             fence: None,
+            regions: &[],
         };
         let v = layout.view(&Bytes, &canvas("a__b_$__")).unwrap();
         assert_eq!(v.runs, vec![1..3, 4..5]);
@@ -342,6 +541,7 @@ mod tests {
             special: &s,
             prefill: b"P",
             fence: None,
+            regions: &[],
         };
         assert_eq!(plain.final_text(&Bytes, &canvas("ab$cd")), b"Pab");
         assert_eq!(plain.final_text(&Bytes, &canvas("a_b")), b"Pab");
@@ -349,6 +549,7 @@ mod tests {
             special: &s,
             prefill: b"",
             fence: Some("cpp"),
+            regions: &[],
         };
         assert_eq!(fenced.final_text(&Bytes, &canvas("```cpp\nx\n```$")), b"x");
         assert_eq!(fenced.final_text(&Bytes, &canvas("```cpp\nx\n```\n")), b"x");

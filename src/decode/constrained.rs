@@ -77,6 +77,66 @@ pub fn decode(
     cfg: &DecodeConfig,
     on_step: Option<&mut dyn FnMut(&StepInfo)>,
 ) -> Result<DecodeOutput> {
+    let answer = vec![special.mask; cfg.max_tokens];
+    decode_answer(
+        model,
+        codec,
+        special,
+        constraint,
+        prompt,
+        &answer,
+        &[],
+        cfg,
+        on_step,
+    )
+}
+
+/// As [`decode`], but the answer starts as `answer` (fixed tokens and masks)
+/// and, when `regions` is not empty, is a template to infill: each range of
+/// answer positions is a region (see "Regions" in [`super::canvas`]), every
+/// mask lies in one, and `cfg.max_tokens` and `cfg.fence` are ignored.
+/// `decode` is the case of an answer of `cfg.max_tokens` masks and no
+/// regions.
+///
+/// # Errors
+/// As [`decode`]; also [`ErrorKind::Partial`] when a mask lies outside the
+/// regions or the regions are unsorted, overlapping or out of range.
+#[allow(clippy::too_many_arguments)]
+pub fn decode_answer(
+    model: &mut dyn Denoiser,
+    codec: &dyn TextCodec,
+    special: &SpecialTokens,
+    constraint: Option<&Constraint>,
+    prompt: &[u32],
+    answer: &[u32],
+    regions: &[std::ops::Range<usize>],
+    cfg: &DecodeConfig,
+    on_step: Option<&mut dyn FnMut(&StepInfo)>,
+) -> Result<DecodeOutput> {
+    if !regions.is_empty() {
+        let mut pos = 0;
+        for r in regions {
+            if r.start < pos || r.end < r.start || r.end > answer.len() {
+                return Err(Error::new(
+                    ErrorKind::Partial,
+                    "infilling regions must be sorted, disjoint and inside the answer",
+                ));
+            }
+            if answer[pos..r.start].contains(&special.mask) {
+                return Err(Error::new(
+                    ErrorKind::Partial,
+                    "a template token outside the regions is the mask token",
+                ));
+            }
+            pos = r.end;
+        }
+        if answer[pos..].contains(&special.mask) {
+            return Err(Error::new(
+                ErrorKind::Partial,
+                "a template token outside the regions is the mask token",
+            ));
+        }
+    }
     if cfg.mode != Mode::Vanilla && constraint.is_none() {
         return Err(Error::new(
             ErrorKind::Partial,
@@ -92,9 +152,14 @@ pub fn decode(
         layout: Layout {
             special,
             prefill: &cfg.prefill,
-            fence: cfg.fence.as_deref(),
+            fence: if regions.is_empty() {
+                cfg.fence.as_deref()
+            } else {
+                None
+            },
+            regions,
         },
-        canvas: prompt.to_vec(),
+        canvas: [prompt, answer].concat(),
         prompt_len: prompt.len(),
         rng: SplitMix64::new(cfg.seed),
         params: SampleParams {
@@ -118,6 +183,7 @@ pub fn decode(
             time_constraint: Default::default(),
             used_witness: false,
             text_fallback: false,
+            region_fills: Vec::new(),
         },
         on_step,
     };
@@ -159,9 +225,7 @@ impl Decoder<'_, '_> {
     }
 
     fn run(mut self) -> Result<DecodeOutput> {
-        let n = self.cfg.max_tokens;
-        self.canvas
-            .extend(std::iter::repeat_n(self.special.mask, n));
+        let n = self.canvas.len() - self.prompt_len;
         if let Some(open) = self.layout.fence_open() {
             let ids = self.codec.encode(&open)?;
             for (k, id) in ids.into_iter().take(n).enumerate() {
@@ -224,7 +288,6 @@ impl Decoder<'_, '_> {
         if quota > 0 {
             let rows = self.logits(masked)?;
             let constrained = self.cfg.mode != Mode::Vanilla;
-            let end = self.layout.end_of_text(self.answer());
             let end_ids = [self.special.eos, self.special.pad];
             // (position, row, seed, first token, confidence); samplers are
             // dropped and rebuilt from the seed on a rejection, so memory
@@ -232,7 +295,7 @@ impl Decoder<'_, '_> {
             let mut cands: Vec<(usize, usize, u64, Option<u32>, f64)> = Vec::new();
             for (r, &pos) in masked.iter().enumerate() {
                 let seed = self.rng.next_u64();
-                let row = self.row(&rows, r, pos, end, &end_ids, constrained)?;
+                let row = self.row(&rows, r, pos, &end_ids, constrained)?;
                 let sampler = RowSampler::new(&row, &self.params, seed);
                 cands.push((pos, r, seed, sampler.first(), sampler.confidence()));
             }
@@ -253,11 +316,7 @@ impl Decoder<'_, '_> {
                     }
                     let mut sampler: Option<RowSampler> = None;
                     let mut tok = first;
-                    if self
-                        .layout
-                        .end_of_text(self.answer())
-                        .is_some_and(|e| pos > e)
-                    {
+                    if self.layout.forced_end(self.answer(), pos) {
                         // An EOS was committed earlier in this step: only
                         // EOS/pad may follow (structural, no check).
                         tok = Some(self.special.eos);
@@ -275,7 +334,7 @@ impl Decoder<'_, '_> {
                         }
                         if sampler.is_none() {
                             // Rebuilt as at ranking time, so the draws replay.
-                            let row = self.row(&rows, r, pos, end, &end_ids, constrained)?;
+                            let row = self.row(&rows, r, pos, &end_ids, constrained)?;
                             sampler = Some(RowSampler::new(&row, &self.params, seed));
                         }
                         tok = sampler.as_mut().and_then(RowSampler::next_token);
@@ -334,13 +393,12 @@ impl Decoder<'_, '_> {
         rows: &Tensor,
         r: usize,
         pos: usize,
-        end: Option<usize>,
         end_ids: &[u32],
         constrained: bool,
     ) -> Result<Vec<f32>> {
         let mut row: Vec<f32> = rows.get(r).and_then(|x| x.to_vec1()).map_err(model_err)?;
         forbid_specials(&mut row, self.special);
-        if constrained && end.is_some_and(|e| pos > e) {
+        if constrained && self.layout.forced_end(self.answer(), pos) {
             allow_only(&mut row, end_ids);
         }
         Ok(row)
@@ -349,9 +407,8 @@ impl Decoder<'_, '_> {
     /// Commits `tok` at answer position `pos` if the canvas stays completable.
     fn try_commit(&mut self, pos: usize, tok: u32) -> Result<bool> {
         let at = self.prompt_len + pos;
-        let end = self.layout.end_of_text(self.answer());
         let is_end = tok == self.special.eos || tok == self.special.pad;
-        if is_end && end.is_some_and(|e| pos > e) {
+        if is_end && self.layout.forced_end(self.answer(), pos) {
             self.canvas[at] = tok;
             return Ok(true);
         }
@@ -397,6 +454,11 @@ impl Decoder<'_, '_> {
             self.out.failed = true;
             return Ok(());
         };
+        if !self.layout.regions.is_empty() {
+            self.out.region_fills =
+                self.layout
+                    .region_fills(self.codec, self.answer(), &view, &done.fills);
+        }
         if let Some(canvas) = self.write_fills(&view, &done.fills)? {
             let text = self
                 .layout
@@ -408,6 +470,17 @@ impl Decoder<'_, '_> {
         }
         // Text fallback.
         self.out.text_fallback = true;
+        if !self.layout.regions.is_empty() {
+            // The template's shape stays: remaining masks become EOS and the
+            // text is the witness's (region_fills holds each region's fill).
+            for t in self.canvas[self.prompt_len..].iter_mut() {
+                if *t == self.special.mask {
+                    *t = self.special.eos;
+                }
+            }
+            self.out.text = done.text;
+            return Ok(());
+        }
         let body = &done.text[self.cfg.prefill.len().min(done.text.len())..];
         let mut raw = self.layout.fence_open().unwrap_or_default();
         raw.extend_from_slice(body);
@@ -432,11 +505,14 @@ impl Decoder<'_, '_> {
             return Ok(None);
         }
         let mut canvas = self.canvas.clone();
-        let ans_len = self.cfg.max_tokens;
+        if view.run_holes.iter().enumerate().any(|(k, &h)| h != k) {
+            // Runs merged into one hole: no fill per run.
+            return Ok(None);
+        }
         for (k, (run, fill)) in view.runs.iter().zip(fills).enumerate() {
             let ids = self.codec.encode(fill)?;
-            let last = k + 1 == view.runs.len() && run.end == view.end.unwrap_or(ans_len);
-            if ids.len() > run.len() || (ids.len() < run.len() && !last) {
+            let may_pad = self.layout.may_pad(view, k, self.answer());
+            if ids.len() > run.len() || (ids.len() < run.len() && !may_pad) {
                 return Ok(None);
             }
             for (j, p) in run.clone().enumerate() {
@@ -459,6 +535,9 @@ impl Decoder<'_, '_> {
             self.out.text = self.layout.final_text(self.codec, answer);
         }
         self.out.tokens = self.canvas.clone();
+        if !self.layout.regions.is_empty() && !self.out.text_fallback {
+            self.out.region_fills = self.layout.region_texts(self.codec, answer);
+        }
         self.out.valid = match self.constraint {
             Some(c) if !self.out.failed || self.cfg.mode == Mode::Vanilla => {
                 let t0 = Instant::now();

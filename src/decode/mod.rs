@@ -54,7 +54,7 @@ pub mod schedule;
 use std::time::Duration;
 
 pub use canvas::Layout;
-pub use constrained::decode;
+pub use constrained::{decode, decode_answer};
 pub use sample::{Alg, ArchStyle, Remasking};
 
 /// How the constraint is used.
@@ -192,4 +192,7 @@ pub struct DecodeOutput {
     /// The witness could not be written as tokens into the canvas, so the
     /// final text was written directly.
     pub text_fallback: bool,
+    /// With infilling regions ([`constrained::decode_answer`]): the text of
+    /// each region (empty otherwise).
+    pub region_fills: Vec<Vec<u8>>,
 }

@@ -508,6 +508,24 @@ pub fn init_random(
     let cfg = config_with(arch, size, rows, &ids);
     write_json(&out.join("config.json"), &cfg)?;
     let shapes = tensor_shapes(arch, &cfg)?;
+    write_weights(out, &shapes, seed, size)
+}
+
+/// Writes random weights of `shapes` into `out`: `Size::Tiny` in f32 as one
+/// `model.safetensors`, `Size::Full` in bf16 as 2 GiB shards with
+/// `model.safetensors.index.json`, one shard in memory at a time.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when writing fails.
+pub(crate) fn write_weights(
+    out: &Path,
+    shapes: &[(String, Vec<usize>)],
+    seed: u64,
+    size: Size,
+) -> Result<()> {
+    let io = |what: &str, p: &Path, e: &dyn std::fmt::Display| {
+        Error::new(ErrorKind::Io, format!("{what} {}: {e}", p.display()))
+    };
     let dtype = match size {
         Size::Tiny => DType::F32,
         Size::Full => DType::BF16,
@@ -518,7 +536,7 @@ pub fn init_random(
     let weights_io = |p: &Path, e: candle_core::Error| io("cannot write", p, &e);
     if size == Size::Tiny {
         let mut map = HashMap::new();
-        for (name, shape) in &shapes {
+        for (name, shape) in shapes {
             map.insert(name.clone(), gen(name, shape)?);
         }
         let p = out.join("model.safetensors");
@@ -558,7 +576,7 @@ pub fn init_random(
     write_json(&out.join("model.safetensors.index.json"), &index)
 }
 
-fn write_json(path: &Path, v: &Value) -> Result<()> {
+pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(v).map_err(|e| {
         Error::new(
             ErrorKind::Io,

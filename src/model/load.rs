@@ -22,7 +22,7 @@ pub(crate) fn model_err(context: &str, e: impl Display) -> Error {
     Error::new(ErrorKind::Model, format!("{context}: {e}"))
 }
 
-fn model_error(msg: impl Into<String>) -> Error {
+pub(crate) fn model_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Model, msg)
 }
 
@@ -264,7 +264,7 @@ pub fn resolve(dir_or_alias: &str) -> Result<PathBuf> {
     )))
 }
 
-fn read_json(path: &Path) -> Result<Value> {
+pub(crate) fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| model_err(&format!("cannot read {}", path.display()), e))?;
     serde_json::from_str(&text)
@@ -328,7 +328,7 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// A token id from a config value: a number, or the first of a list.
-fn id_of(v: Option<&Value>) -> Option<u32> {
+pub(crate) fn id_of(v: Option<&Value>) -> Option<u32> {
     match v? {
         Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
         Value::Array(a) => id_of(a.first()),
@@ -337,7 +337,7 @@ fn id_of(v: Option<&Value>) -> Option<u32> {
 }
 
 /// A token's string in `tokenizer_config.json`: a string or `{"content": ...}`.
-fn token_str(v: Option<&Value>) -> Option<&str> {
+pub(crate) fn token_str(v: Option<&Value>) -> Option<&str> {
     match v? {
         Value::String(s) => Some(s),
         Value::Object(o) => o.get("content").and_then(Value::as_str),

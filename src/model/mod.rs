@@ -6,14 +6,18 @@
 
 use crate::error::Result;
 
+pub mod causal;
 pub mod dream;
 pub mod init;
+pub mod init_ar;
 pub mod llada;
 pub mod load;
 pub mod tokenizer;
 pub mod train;
 
+pub use causal::{load_causal, ArFamily, CausalModel, FimFormat, LoadedCausal};
 pub use init::{init_random, Size};
+pub use init_ar::init_random_ar;
 pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
 pub use tokenizer::{ChatFormat, ChatMessage, Tokenizer, PLAIN_TEMPLATE};
 pub use train::{train, TrainConfig};
@@ -95,6 +99,26 @@ pub trait Denoiser {
     /// # Errors
     /// A model error (shapes, device, weights).
     fn forward(&mut self, tokens: &[u32]) -> Result<candle_core::Tensor>;
+}
+
+/// An autoregressive language model with a KV cache (the infilling loop,
+/// `crate::infill`, only sees this trait).
+pub trait CausalLm {
+    /// Width of the logits.
+    fn vocab_size(&self) -> usize;
+
+    /// Runs `tokens`, which follow `offset` tokens already in the cache, and
+    /// returns the logits of the token after the last one.
+    ///
+    /// # Errors
+    /// A model error.
+    fn forward(&mut self, tokens: &[u32], offset: usize) -> Result<Vec<f32>>;
+
+    /// Empties the cache.
+    ///
+    /// # Errors
+    /// A model error.
+    fn clear(&mut self) -> Result<()>;
 }
 
 /// Special token ids and the size of the real vocabulary.

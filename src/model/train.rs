@@ -156,11 +156,14 @@ pub fn model_config(tc: &TrainConfig) -> Value {
 }
 
 /// Reads training texts: one per line. `.jsonl` files: one JSON value per
-/// line, re-serialized compactly (serde_json, keys in file order, non-ASCII
-/// escaped as `\uXXXX`); `.csv` files: the `smiles` column (by header,
+/// line. A line that is a JSON object with a string field `"text"`
+/// contributes that string's raw bytes (source code with its newlines and
+/// indentation, say); any other line is the document itself, re-serialized
+/// compactly (serde_json, keys in file order, non-ASCII escaped as
+/// `\uXXXX`). `.csv` files: the `smiles` column (by header,
 /// case-insensitive); other files: the first whitespace-separated field of
 /// each line, skipping a header line whose first field is `smiles`. Empty
-/// lines and non-ASCII texts are skipped.
+/// lines and non-ASCII texts (including `"text"` fields) are skipped.
 ///
 /// # Errors
 /// [`ErrorKind::Io`] for an unreadable file, [`ErrorKind::Model`] for a CSV
@@ -182,7 +185,14 @@ pub fn read_texts(paths: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
                         format!("{}:{}: not JSON: {e}", p.display(), i + 1),
                     )
                 })?;
-                out.push(compact_ascii_json(&v).into_bytes());
+                match v.get("text") {
+                    Some(Value::String(t)) => {
+                        if !t.is_empty() && t.is_ascii() {
+                            out.push(t.as_bytes().to_vec());
+                        }
+                    }
+                    _ => out.push(compact_ascii_json(&v).into_bytes()),
+                }
             }
             continue;
         }

@@ -1,0 +1,197 @@
+//! `cdiff infill`: fill the regions of a template with an autoregressive FIM
+//! model or a diffusion model, constrained to a grammar.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use candle_core::Device;
+use serde_json::json;
+
+use cdiff::decode::Mode;
+use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template};
+use cdiff::model::{load, load_causal, parse_dtype, ArFamily, Shipped, JSON_TINY, SHIPPED};
+
+use super::args::InfillArgs;
+use super::check::load_schema;
+use super::decode_cmd::{dlm_config, mode_of};
+use super::{compile, config, load_grammar, micros, read_bytes, CliError};
+
+fn lib_err(e: cdiff::Error) -> CliError {
+    CliError::Lib {
+        path: None,
+        error: e,
+    }
+}
+
+/// The shipped model for the grammar or schema given, or an error listing
+/// the shipped models and their grammars.
+fn shipped_for(a: &InfillArgs) -> Result<&'static Shipped, CliError> {
+    let found = if a.json_schema.is_some() {
+        Some(&JSON_TINY)
+    } else {
+        a.grammar.as_deref().and_then(Shipped::for_grammar)
+    };
+    found.ok_or_else(|| {
+        let list: Vec<String> = SHIPPED
+            .iter()
+            .map(|s| {
+                let g = Path::new(s.grammar)
+                    .file_name()
+                    .map_or(String::new(), |f| f.to_string_lossy().into_owned());
+                format!("{} ({g})", s.name)
+            })
+            .collect();
+        CliError::Input(format!(
+            "no --model given and no shipped model writes this grammar; shipped models: {}",
+            list.join(", ")
+        ))
+    })
+}
+
+/// Whether `model` (a directory or an alias) is an autoregressive model.
+fn is_autoregressive(model: &str) -> bool {
+    if cdiff::model::causal::ar_alias(model).is_some() {
+        return true;
+    }
+    let Ok(dir) = cdiff::model::load::resolve(model) else {
+        return false;
+    };
+    std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| ArFamily::of_config(&v).is_some())
+}
+
+/// Runs `cdiff infill`.
+pub fn run(a: &InfillArgs) -> Result<(), CliError> {
+    let raw = read_bytes(&a.template)?;
+    let template = match &a.hole_marker {
+        Some(m) => Template::from_marked(&raw, m.as_bytes()),
+        None => Template::from_json(&String::from_utf8_lossy(&raw)),
+    }
+    .map_err(|e| CliError::lib(&a.template, e))?;
+    let (grammar, gpath) = match (&a.json_schema, &a.grammar) {
+        (Some(s), _) => (load_schema(s, false)?, s.clone()),
+        (None, Some(g)) => (load_grammar(g, a.start.as_deref())?, g.clone()),
+        (None, None) => {
+            return Err(CliError::Input(
+                "infill needs --grammar or --json-schema".into(),
+            ))
+        }
+    };
+    let constraint = compile(&gpath, &grammar, &config(None))?.0;
+    let (model_name, shipped) = match &a.model {
+        Some(m) => (m.clone(), Shipped::by_name(m)),
+        None => {
+            let s = shipped_for(a)?;
+            (s.dir.to_string(), Some(s))
+        }
+    };
+    let dtype = parse_dtype(&a.sampler.dtype).map_err(lib_err)?;
+    let s = &a.sampler;
+    let t = std::time::Instant::now();
+    let out: InfillOutput = if is_autoregressive(&model_name) {
+        let mut m = load_causal(&model_name, &Device::Cpu, dtype).map_err(lib_err)?;
+        if !a.quiet {
+            eprintln!(
+                "cdiff: infilling {} regions with {} ({}), grammar {}",
+                template.n_regions(),
+                model_name,
+                m.model.family().model_type(),
+                gpath.display()
+            );
+        }
+        let cfg = ArInfillConfig {
+            mode: mode_of(s.mode),
+            temperature: s.temperature.unwrap_or(0.0),
+            top_p: s.top_p,
+            seed: s.seed,
+            max_rejections: s.max_rejections,
+            max_tokens: a.max_tokens,
+            placeholder: a.placeholder.clone().into_bytes(),
+        };
+        infill_ar(
+            &mut m.model,
+            &m.tokenizer,
+            &m.fim,
+            Some(&constraint),
+            &template,
+            &cfg,
+        )
+        .map_err(lib_err)?
+    } else {
+        let mut loaded = load(&model_name, &Device::Cpu, dtype).map_err(lib_err)?;
+        if !a.quiet {
+            eprintln!(
+                "cdiff: infilling {} regions with {} ({:?}, {} masks each), grammar {}",
+                template.n_regions(),
+                model_name,
+                loaded.model.arch(),
+                a.hole_tokens,
+                gpath.display()
+            );
+        }
+        let n = a.hole_tokens * template.n_regions();
+        let cfg = dlm_config(s, loaded.model.arch(), shipped, n);
+        let prompt = match &a.prompt {
+            Some(p) => loaded.chat_prompt_ids(p).map_err(lib_err)?,
+            None => Vec::new(),
+        };
+        infill_diffusion(
+            &mut loaded.model,
+            &loaded.tokenizer,
+            &loaded.special,
+            Some(&constraint),
+            &prompt,
+            &template,
+            a.hole_tokens,
+            &cfg,
+        )
+        .map_err(lib_err)?
+    };
+    let wall = t.elapsed();
+    let text = String::from_utf8_lossy(&out.text);
+    let mut stdout = io::stdout().lock();
+    let res = if a.json {
+        let fills: Vec<String> = out
+            .fills
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect();
+        writeln!(
+            stdout,
+            "{}",
+            json!({
+                "text": text,
+                "fills": fills,
+                "model": model_name,
+                "mode": match mode_of(s.mode) { Mode::Vanilla => "vanilla", Mode::ConMinus => "con-minus", Mode::Con => "con" },
+                "valid": out.valid,
+                "failed": out.failed,
+                "tokens": out.tokens,
+                "rejections": out.rejections,
+                "used_witness": out.used_witness,
+                "forward_passes": out.forward_passes,
+                "ms_model": micros(out.time_model) / 1000.0,
+                "ms_constraint": micros(out.time_constraint) / 1000.0,
+                "ms_total": micros(wall) / 1000.0,
+            })
+        )
+    } else {
+        writeln!(stdout, "{text}")
+    };
+    res.and_then(|()| stdout.flush()).map_err(CliError::Write)?;
+    if !a.quiet && !a.json {
+        eprintln!(
+            "cdiff: valid: {}, {} tokens, {} rejected{}; model {:.1} ms, constraint {:.1} ms of {:.1} ms",
+            out.valid,
+            out.tokens,
+            out.rejections,
+            if out.used_witness { ", finished from the witness" } else { "" },
+            micros(out.time_model) / 1000.0,
+            micros(out.time_constraint) / 1000.0,
+            micros(wall) / 1000.0
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! Region-by-region infilling with an autoregressive FIM model (see the
+//! module docs of [`crate::infill`]).
+
+use std::time::Instant;
+
+use super::{InfillOutput, Mode, Template};
+use crate::completable::{Constraint, Verdict};
+use crate::decode::sample::{ArchStyle, RowSampler, SampleParams};
+use crate::decode::{Alg, Remasking};
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{CausalLm, FimFormat, TextCodec};
+use crate::partial::Partial;
+use crate::rng::SplitMix64;
+
+/// Settings of [`infill_ar`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArInfillConfig {
+    /// Constraint mode.
+    pub mode: Mode,
+    /// Sampling temperature (0: greedy).
+    pub temperature: f64,
+    /// Nucleus mass (1: off).
+    pub top_p: f64,
+    /// Seed of all randomness.
+    pub seed: u64,
+    /// Rejections allowed in the whole infill before `ConMinus` gives up and
+    /// `Con` finishes from the witness.
+    pub max_rejections: usize,
+    /// Tokens per region at most.
+    pub max_tokens: usize,
+    /// What stands for a later, still unfilled region in a prompt's suffix.
+    pub placeholder: Vec<u8>,
+}
+
+impl Default for ArInfillConfig {
+    /// `Con`, greedy, 100 rejections, 256 tokens per region, empty placeholder.
+    fn default() -> ArInfillConfig {
+        ArInfillConfig {
+            mode: Mode::Con,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0,
+            max_rejections: 100,
+            max_tokens: 256,
+            placeholder: Vec::new(),
+        }
+    }
+}
+
+/// Checks that some fill of the template's regions is in the grammar; if
+/// not, names the first chunk that no fill of the regions before it (with
+/// everything after it open) can reach.
+///
+/// # Errors
+/// [`ErrorKind::Partial`] "the template is not completable", or a
+/// constraint error.
+pub fn check_template(constraint: &Constraint, template: &Template) -> Result<()> {
+    if constraint.check(&template.partial())? {
+        return Ok(());
+    }
+    let chunks = template.chunks();
+    for k in 0..chunks.len() {
+        let mut p = Partial::new().text(&chunks[0]);
+        for c in &chunks[1..=k] {
+            p.push_hole();
+            p.push_text(c);
+        }
+        p.push_hole();
+        if !constraint.check(&p)? {
+            let at = if k == 0 {
+                "its first chunk (before region 1)".to_string()
+            } else {
+                format!("chunk {k} (after region {k})")
+            };
+            return Err(Error::new(
+                ErrorKind::Partial,
+                format!(
+                    "the template is not completable: no fill of the regions reaches past {at}"
+                ),
+            ));
+        }
+    }
+    Err(Error::new(
+        ErrorKind::Partial,
+        "the template is not completable: its last chunk cannot end the text",
+    ))
+}
+
+struct Run<'a> {
+    model: &'a mut dyn CausalLm,
+    codec: &'a dyn TextCodec,
+    fim: &'a FimFormat,
+    constraint: Option<&'a Constraint>,
+    template: &'a Template,
+    cfg: &'a ArInfillConfig,
+    /// Ids that may be sampled: ordinary tokens with bytes, and the stops.
+    allowed: Vec<bool>,
+    rng: SplitMix64,
+    fills: Vec<Vec<u8>>,
+    out: InfillOutput,
+}
+
+/// Fills `template` with an autoregressive FIM model, region by region (see
+/// the module docs). `codec` must be the model's tokenizer and `fim` its
+/// prompt format. `constraint` is required for `ConMinus`/`Con`; in
+/// `Vanilla` it only decides [`InfillOutput::valid`].
+///
+/// # Errors
+/// A model error (including a prompt longer than the model's context), a
+/// constraint error, `ConMinus`/`Con` without a constraint, or a template
+/// that is not completable ([`check_template`]) in a constrained mode.
+pub fn infill_ar(
+    model: &mut dyn CausalLm,
+    codec: &dyn TextCodec,
+    fim: &FimFormat,
+    constraint: Option<&Constraint>,
+    template: &Template,
+    cfg: &ArInfillConfig,
+) -> Result<InfillOutput> {
+    let constrained = cfg.mode != Mode::Vanilla;
+    if constrained {
+        let Some(c) = constraint else {
+            return Err(Error::new(
+                ErrorKind::Partial,
+                "constrained infilling needs a grammar",
+            ));
+        };
+        let t0 = Instant::now();
+        check_template(c, template)?;
+        let spent = t0.elapsed();
+        let mut run = Run::new(model, codec, fim, constraint, template, cfg);
+        run.out.time_constraint += spent;
+        return run.go();
+    }
+    Run::new(model, codec, fim, constraint, template, cfg).go()
+}
+
+/// How a region ended.
+enum End {
+    /// Closed by a stop token or the token limit.
+    Closed,
+    /// Rejections ran out.
+    OutOfRejections,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        model: &'a mut dyn CausalLm,
+        codec: &'a dyn TextCodec,
+        fim: &'a FimFormat,
+        constraint: Option<&'a Constraint>,
+        template: &'a Template,
+        cfg: &'a ArInfillConfig,
+    ) -> Run<'a> {
+        let v = model.vocab_size();
+        let allowed = (0..v as u32)
+            .map(|id| !codec.token_bytes(id).is_empty() || fim.stops.contains(&id))
+            .collect();
+        Run {
+            model,
+            codec,
+            fim,
+            constraint,
+            template,
+            cfg,
+            allowed,
+            rng: SplitMix64::new(cfg.seed),
+            fills: Vec::new(),
+            out: InfillOutput::default(),
+        }
+    }
+
+    fn go(mut self) -> Result<InfillOutput> {
+        let n = self.template.n_regions();
+        for r in 0..n {
+            match self.region(r)? {
+                End::Closed => {}
+                End::OutOfRejections => {
+                    if self.cfg.mode == Mode::ConMinus {
+                        self.out.failed = true;
+                        while self.fills.len() < n {
+                            self.fills.push(Vec::new());
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn constraint(&self) -> &'a Constraint {
+        self.constraint
+            .expect("constrained modes have a constraint")
+    }
+
+    fn check(&mut self, p: &Partial) -> Result<bool> {
+        let t0 = Instant::now();
+        let ok = self.constraint().check(p)?;
+        self.out.time_constraint += t0.elapsed();
+        Ok(ok)
+    }
+
+    fn forward(&mut self, tokens: &[u32], offset: usize) -> Result<Vec<f32>> {
+        let t0 = Instant::now();
+        let mut row = self.model.forward(tokens, offset)?;
+        self.out.forward_passes += 1;
+        self.out.time_model += t0.elapsed();
+        if row.len() != self.allowed.len() {
+            return Err(Error::new(
+                ErrorKind::Model,
+                format!(
+                    "logits of width {} for a vocabulary of {}",
+                    row.len(),
+                    self.allowed.len()
+                ),
+            ));
+        }
+        for (x, &ok) in row.iter_mut().zip(&self.allowed) {
+            if !ok {
+                *x = f32::NEG_INFINITY;
+            }
+        }
+        Ok(row)
+    }
+
+    /// The prompt of region `r`: prefix = everything so far, suffix = the
+    /// rest of the template with later regions as the placeholder.
+    fn prompt(&self, r: usize) -> Result<Vec<u32>> {
+        let chunks = self.template.chunks();
+        let prefix = self.template.fill(&self.fills);
+        let prefix = &prefix[..prefix.len() - chunks[r + 1..].iter().map(Vec::len).sum::<usize>()];
+        let mut suffix = chunks[r + 1].clone();
+        for c in &chunks[r + 2..] {
+            suffix.extend_from_slice(&self.cfg.placeholder);
+            suffix.extend_from_slice(c);
+        }
+        self.fim.prompt(self.codec, prefix, &suffix)
+    }
+
+    /// Writes region `r` into `self.fills`.
+    fn region(&mut self, r: usize) -> Result<End> {
+        let constrained = self.cfg.mode != Mode::Vanilla;
+        let params = SampleParams {
+            style: ArchStyle::Dream,
+            temperature: self.cfg.temperature,
+            top_p: self.cfg.top_p,
+            alg: Alg::MaskgitPlus,
+            remasking: Remasking::LowConfidence,
+        };
+        let prompt = self.prompt(r)?;
+        let t0 = Instant::now();
+        self.model.clear()?;
+        self.out.time_model += t0.elapsed();
+        let mut row = self.forward(&prompt, 0)?;
+        let mut offset = prompt.len();
+        let mut fill: Vec<u8> = Vec::new();
+        for _ in 0..self.cfg.max_tokens {
+            let mut sampler = RowSampler::new(&row, &params, self.rng.next_u64());
+            let mut tok = sampler.first();
+            let chosen = loop {
+                let Some(t) = tok else { break None };
+                let ok = if !constrained {
+                    true
+                } else if self.fim.stops.contains(&t) {
+                    let p = self.template.partial_at(&self.fills, r, &fill, false);
+                    self.check(&p)?
+                } else {
+                    let mut cur = fill.clone();
+                    cur.extend_from_slice(self.codec.token_bytes(t));
+                    let p = self.template.partial_at(&self.fills, r, &cur, true);
+                    self.check(&p)?
+                };
+                if ok {
+                    break Some(t);
+                }
+                self.out.rejections += 1;
+                if self.out.rejections >= self.cfg.max_rejections {
+                    return self.out_of_rejections(r, fill);
+                }
+                tok = sampler.next_token();
+            };
+            let Some(t) = chosen else {
+                // Every allowed id was rejected.
+                return self.out_of_rejections(r, fill);
+            };
+            if self.fim.stops.contains(&t) {
+                self.fills.push(fill);
+                return Ok(End::Closed);
+            }
+            fill.extend_from_slice(self.codec.token_bytes(t));
+            self.out.tokens += 1;
+            row = self.forward(&[t], offset)?;
+            offset += 1;
+        }
+        // The token limit: close the region if the grammar allows.
+        if constrained {
+            let p = self.template.partial_at(&self.fills, r, &fill, false);
+            if !self.check(&p)? {
+                return self.out_of_rejections(r, fill);
+            }
+        }
+        self.fills.push(fill);
+        Ok(End::Closed)
+    }
+
+    /// Region `r` cannot go on: `ConMinus` keeps what it has; `Con` finishes
+    /// it and every later region from the witness.
+    fn out_of_rejections(&mut self, r: usize, fill: Vec<u8>) -> Result<End> {
+        if self.cfg.mode != Mode::Con {
+            self.fills.push(fill);
+            return Ok(End::OutOfRejections);
+        }
+        self.out.used_witness = true;
+        let (p, holes) = self
+            .template
+            .partial_with_holes(&self.fills, r, &fill, true);
+        let t0 = Instant::now();
+        let verdict = self.constraint().completable(&p)?;
+        self.out.time_constraint += t0.elapsed();
+        let Verdict::Completable(done) = verdict else {
+            // Unreachable after a successful check of the same partial.
+            self.fills.push(fill);
+            self.out.failed = true;
+            return Ok(End::OutOfRejections);
+        };
+        let hole_fill = |h: Option<usize>| {
+            h.and_then(|h| done.fills.get(h))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut cur = fill;
+        cur.extend(hole_fill(holes[r]));
+        self.fills.push(cur);
+        for h in &holes[r + 1..] {
+            self.fills.push(hole_fill(*h));
+        }
+        Ok(End::OutOfRejections)
+    }
+
+    fn finish(mut self) -> Result<InfillOutput> {
+        while self.fills.len() < self.template.n_regions() {
+            self.fills.push(Vec::new());
+        }
+        self.out.text = self.template.fill(&self.fills);
+        self.out.valid = match self.constraint {
+            Some(c) => {
+                let t0 = Instant::now();
+                let ok = c.check(&Partial::complete(&self.out.text))?;
+                self.out.time_constraint += t0.elapsed();
+                ok
+            }
+            None => true,
+        };
+        self.out.fills = self.fills;
+        Ok(self.out)
+    }
+}

@@ -1,0 +1,73 @@
+//! Multi-region infilling: fill the regions of a [`Template`] so that the
+//! whole text is a word of the grammar.
+//!
+//! Two kinds of models infill:
+//!
+//! * **Autoregressive fill-in-the-middle models** ([`infill_ar`]; StarCoder2,
+//!   DeepSeek-Coder, CodeGemma, Qwen2.5-Coder through
+//!   [`crate::model::load_causal`]). Regions are filled left to right, as in
+//!   Mündler et al. (arXiv 2508.10111, §4.2, App. D): region `i`'s prompt is
+//!   the family's FIM format with prefix = all text so far and suffix = the
+//!   rest of the template, later regions shown by
+//!   [`ArInfillConfig::placeholder`]. The model writes the middle token by
+//!   token from its KV cache. In the constrained modes a drawn token is kept
+//!   iff the partial output with it — region `i` still open, later regions
+//!   holes — is completable; the end-of-middle token is kept iff the partial
+//!   with region `i` closed is completable; a rejected token is removed from
+//!   the distribution and another is drawn from the rest.
+//! * **Diffusion models** ([`infill_diffusion`]; Dream, LLaDA and cdiff's
+//!   shipped models). Each region becomes `hole_tokens` mask tokens in the
+//!   canvas, which holds the template itself; the denoising loop of
+//!   [`crate::decode`] runs on it. A region may end early: EOS/pad is allowed
+//!   only as a suffix of a region's run and is not part of the text.
+//!
+//! In both, [`Mode::ConMinus`] stops after `max_rejections` rejections (the
+//! output is then marked failed) and [`Mode::Con`] finishes every remaining
+//! region from the witness completion ([`Constraint::completable`]), so its
+//! text is always in the grammar and keeps every chunk of the template in
+//! place.
+//!
+//! Cost (AR): per region one prompt forward pass, then one cached forward
+//! pass per accepted token; per tried token one completability check of the
+//! whole partial output (`O(text)` with the current engine) and per rejection
+//! an `O(V)` redraw.
+
+mod ar;
+mod diffusion;
+mod template;
+
+use std::time::Duration;
+
+pub use ar::{check_template, infill_ar, ArInfillConfig};
+pub use diffusion::infill_diffusion;
+pub use template::Template;
+
+pub use crate::decode::Mode;
+#[allow(unused_imports)] // for the docs
+use crate::Constraint;
+
+/// The result of an infill.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InfillOutput {
+    /// The filled template.
+    pub text: Vec<u8>,
+    /// One fill per region.
+    pub fills: Vec<Vec<u8>>,
+    /// Whether `text` is a word of the grammar (`true` without a grammar in
+    /// `Vanilla` mode).
+    pub valid: bool,
+    /// `ConMinus` gave up, or the template itself is not completable.
+    pub failed: bool,
+    /// Tokens the model generated and that were kept.
+    pub tokens: usize,
+    /// Tokens rejected by the constraint.
+    pub rejections: usize,
+    /// `Con` finished from the witness completion.
+    pub used_witness: bool,
+    /// Model forward passes.
+    pub forward_passes: usize,
+    /// Time in the model.
+    pub time_model: Duration,
+    /// Time in completability checks and the witness.
+    pub time_constraint: Duration,
+}
