@@ -222,6 +222,32 @@ fn jsonl_training_data_is_reserialized_compactly() {
 }
 
 #[test]
+fn jsonl_text_fields_are_read_raw() {
+    let dir = tmp("jsonl-text");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("code.jsonl");
+    let code = "#include<vector>\nint f(int a) {\n    return a + 1; // \"one\"\n}\n";
+    let lines = [
+        serde_json::json!({ "text": code, "source": "x" }).to_string(),
+        serde_json::json!({ "text": "int g(); // é" }).to_string(),
+        serde_json::json!({ "text": "" }).to_string(),
+        serde_json::json!({ "text": 3 }).to_string(),
+        serde_json::json!(["text"]).to_string(),
+    ];
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let t = read_texts(std::slice::from_ref(&p)).unwrap();
+    assert_eq!(
+        t,
+        vec![
+            code.as_bytes().to_vec(),
+            br#"{"text":3}"#.to_vec(),
+            br#"["text"]"#.to_vec()
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn shipped_configs_are_what_train_writes() {
     for shipped in [&SMILES_TINY, &JSON_TINY] {
         let dir = std::path::Path::new(shipped.dir);
