@@ -55,22 +55,12 @@ pub fn infill_diffusion(
     let out = decode_answer(
         model, codec, special, constraint, prompt, &answer, &regions, cfg, None,
     )?;
-    let generated = regions
-        .iter()
-        .map(|r| {
-            out.tokens[prompt.len() + r.start..prompt.len() + r.end]
-                .iter()
-                .take_while(|&&t| t != special.eos && t != special.pad)
-                .filter(|&&t| t != special.mask)
-                .count()
-        })
-        .sum();
     Ok(InfillOutput {
         text: out.text,
         fills: out.region_fills,
         valid: out.valid,
         failed: out.failed,
-        tokens: generated,
+        tokens: out.accepted,
         rejections: out.rejections,
         used_witness: out.used_witness,
         forward_passes: out.forward_passes,

@@ -58,7 +58,8 @@ pub struct InfillOutput {
     pub valid: bool,
     /// `ConMinus` gave up, or the template itself is not completable.
     pub failed: bool,
-    /// Tokens the model generated and that were kept.
+    /// Tokens the model generated and that were kept (diffusion models:
+    /// commits into the regions, EOS/pad included; witness fills excluded).
     pub tokens: usize,
     /// Tokens rejected by the constraint.
     pub rejections: usize,

@@ -1,0 +1,228 @@
+//! Multi-region infilling (`cdiff::infill`) with real tiny random models of
+//! every supported family: in `Con` mode every output must be accepted by
+//! the independent recognizer and keep every chunk of the template in
+//! place; `Vanilla` outputs mostly are not, which shows the constraint does
+//! the work. Also the errors of bad templates.
+
+use std::path::PathBuf;
+
+use candle_core::{DType, Device};
+use cdiff::decode::{DecodeConfig, Mode};
+use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template};
+use cdiff::model::{init_random, init_random_ar, load, load_causal, ArFamily, Arch, Size};
+use cdiff::recognize::Recognizer;
+use cdiff::{Constraint, Grammar};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn grammar(name: &str) -> Grammar {
+    let path = root().join("grammars").join(name);
+    Grammar::from_file_text(name, &std::fs::read_to_string(&path).unwrap(), None).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cdiff-infill-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+const CPP: &str = "#include<vector>\nusing namespace std;\nint count_positive(vector<int> xs){\n    int n = 0;\n    for (int i = 0; i < xs.size(); i++) {\n        if (<F>) n += 1;\n    }\n    return <F>;\n}\n";
+
+const JSON: &str = r#"["{\"name\": ", null, ", \"tags\": [", null, "], \"id\": ", null, "}"]"#;
+
+fn templates() -> Vec<(&'static str, Template)> {
+    vec![
+        (
+            "cpp.ebnf",
+            Template::from_marked(CPP.as_bytes(), b"<F>").unwrap(),
+        ),
+        ("json.ebnf", Template::from_json(JSON).unwrap()),
+    ]
+}
+
+/// Every chunk of `t` occurs in `text` in order, with the fills between.
+fn assert_in_place(t: &Template, out: &InfillOutput, what: &str) {
+    assert_eq!(out.fills.len(), t.n_regions(), "{what}: one fill per region");
+    assert_eq!(t.fill(&out.fills), out.text, "{what}: chunks in place");
+}
+
+#[test]
+fn every_ar_family_infills_under_the_constraint() {
+    for family in [
+        ArFamily::StarCoder2,
+        ArFamily::Llama,
+        ArFamily::Gemma,
+        ArFamily::Qwen2,
+    ] {
+        let dir = tmp(family.model_type());
+        init_random_ar(family, Size::Tiny, &dir, 3).unwrap();
+        let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+        for (gname, t) in templates() {
+            let g = grammar(gname);
+            let c = Constraint::compile(&g).unwrap();
+            let rec = Recognizer::new(&g).unwrap();
+            let mut vanilla_valid = 0;
+            let seeds = 4;
+            for seed in 0..seeds {
+                for mode in [Mode::Con, Mode::Vanilla] {
+                    let cfg = ArInfillConfig {
+                        mode,
+                        temperature: 1.0,
+                        seed,
+                        max_tokens: 24,
+                        max_rejections: 40,
+                        ..ArInfillConfig::default()
+                    };
+                    let out =
+                        infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap();
+                    let what = format!("{family:?} {gname} seed {seed} {mode:?}");
+                    assert_in_place(&t, &out, &what);
+                    assert_eq!(out.valid, rec.accepts(&out.text).unwrap(), "{what}");
+                    if mode == Mode::Con {
+                        assert!(out.valid, "{what}: {:?}", String::from_utf8_lossy(&out.text));
+                    } else if out.valid {
+                        vanilla_valid += 1;
+                    }
+                }
+            }
+            assert!(
+                vanilla_valid < seeds,
+                "{family:?} {gname}: a random model should fail without the constraint"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn ar_con_minus_fails_instead_of_using_the_witness() {
+    let dir = tmp("conminus");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 1).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let (_, t) = templates().remove(0);
+    let c = Constraint::compile(&grammar("cpp.ebnf")).unwrap();
+    let cfg = ArInfillConfig {
+        mode: Mode::ConMinus,
+        temperature: 1.0,
+        max_rejections: 5,
+        max_tokens: 16,
+        ..ArInfillConfig::default()
+    };
+    let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap();
+    assert!(!out.used_witness);
+    assert_eq!(out.failed, !out.valid);
+    assert_in_place(&t, &out, "con-minus");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn diffusion_models_infill_under_the_constraint() {
+    for arch in [Arch::Dream, Arch::Llada] {
+        let dir = tmp(&format!("{arch:?}"));
+        init_random(arch, Size::Tiny, &dir, 5, None).unwrap();
+        let mut m = load(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+        for (gname, t) in templates() {
+            let g = grammar(gname);
+            let c = Constraint::compile(&g).unwrap();
+            let rec = Recognizer::new(&g).unwrap();
+            for seed in 0..3 {
+                let mut cfg = match arch {
+                    Arch::Dream => DecodeConfig::dream(),
+                    Arch::Llada => DecodeConfig::llada(),
+                };
+                cfg.seed = seed;
+                cfg.temperature = 1.0;
+                cfg.steps = 12;
+                cfg.block_length = 8;
+                cfg.max_rejections = 60;
+                let out = infill_diffusion(
+                    &mut m.model,
+                    &m.tokenizer,
+                    &m.special,
+                    Some(&c),
+                    &[],
+                    &t,
+                    8,
+                    &cfg,
+                )
+                .unwrap();
+                let what = format!("{arch:?} {gname} seed {seed}");
+                assert_in_place(&t, &out, &what);
+                assert!(out.valid, "{what}: {:?}", String::from_utf8_lossy(&out.text));
+                assert!(rec.accepts(&out.text).unwrap(), "{what}: recognizer");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn shipped_json_model_infills_a_json_template() {
+    let mut m = load("json-tiny", &Device::Cpu, DType::F32).unwrap();
+    let t = Template::from_json(JSON).unwrap();
+    let g = grammar("json.ebnf");
+    let c = Constraint::compile(&g).unwrap();
+    for seed in 0..3 {
+        let mut cfg = DecodeConfig::llada();
+        cfg.seed = seed;
+        cfg.temperature = 0.5;
+        cfg.steps = 24;
+        cfg.block_length = 48;
+        let out = infill_diffusion(
+            &mut m.model,
+            &m.tokenizer,
+            &m.special,
+            Some(&c),
+            &[],
+            &t,
+            16,
+            &cfg,
+        )
+        .unwrap();
+        assert_in_place(&t, &out, "json-tiny");
+        assert!(out.valid);
+        let v: Result<serde_json::Value, _> = serde_json::from_slice(&out.text);
+        assert!(v.is_ok(), "serde_json rejects {:?}", String::from_utf8_lossy(&out.text));
+    }
+}
+
+#[test]
+fn template_that_cannot_be_completed_names_the_chunk() {
+    let g = Grammar::from_lark(r#"start: "a" ("b" | "c")* "d""#, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let t = Template::from_json(r#"["a", null, "d", null, "c"]"#).unwrap();
+    let e = cdiff::infill::check_template(&c, &t).unwrap_err();
+    assert!(e.to_string().contains("not completable"), "{e}");
+    assert!(e.to_string().contains("chunk 2 (after region 2)"), "{e}");
+    let t = Template::from_json(r#"["d", null]"#).unwrap();
+    let e = cdiff::infill::check_template(&c, &t).unwrap_err();
+    assert!(e.to_string().contains("first chunk"), "{e}");
+    let t = Template::from_json(r#"["a", null, "d"]"#).unwrap();
+    assert!(cdiff::infill::check_template(&c, &t).is_ok());
+}
+
+#[test]
+fn adjacent_regions_get_one_fill_each() {
+    let t = Template::from_json(r#"["[", null, null, "]"]"#).unwrap();
+    assert_eq!(t.n_regions(), 2);
+    let dir = tmp("adjacent");
+    init_random_ar(ArFamily::StarCoder2, Size::Tiny, &dir, 2).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let c = Constraint::compile(&grammar("json.ebnf")).unwrap();
+    for seed in 0..4 {
+        let cfg = ArInfillConfig {
+            temperature: 1.0,
+            seed,
+            max_tokens: 8,
+            max_rejections: 10,
+            ..ArInfillConfig::default()
+        };
+        let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap();
+        assert_eq!(out.fills.len(), 2);
+        assert!(out.valid);
+        assert_in_place(&t, &out, "adjacent");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
