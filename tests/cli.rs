@@ -443,3 +443,116 @@ fn decode_bad_model_inputs_exit_2() {
     // A constrained mode without a grammar.
     assert_fails(&cdiff(&["decode", "--model", "/no/such/model/dir", "-q"]));
 }
+
+/// `cdiff infill` with a tiny random StarCoder2 (FIM) model: JSON output
+/// with the filled template, one fill per region, valid in `con` mode.
+#[test]
+fn infill_with_an_autoregressive_model_end_to_end() {
+    let d = temp_dir("infill-ar");
+    let model = d.join("sc2");
+    let o = cdiff(&[
+        "init-random",
+        "--arch",
+        "starcoder2",
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = write(&d, "t.txt", "[1, <F>, {\"a\": <F>}]");
+    let o = cdiff(&[
+        "infill",
+        "--model",
+        model.to_str().unwrap(),
+        "-g",
+        JSON_GRAMMAR,
+        "--hole-marker",
+        "<F>",
+        &t,
+        "--json",
+        "--max-tokens",
+        "12",
+        "--temperature",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["valid"], true);
+    let fills: Vec<&str> = v["fills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(fills.len(), 2);
+    let text = format!("[1, {}, {{\"a\": {}}}]", fills[0], fills[1]);
+    assert_eq!(v["text"], text.as_str());
+    for key in [
+        "tokens",
+        "rejections",
+        "used_witness",
+        "ms_model",
+        "ms_constraint",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+}
+
+#[test]
+fn infill_bad_templates_and_models_exit_2() {
+    let d = temp_dir("infill-bad");
+    let no_region = write(&d, "none.json", r#"["[1]"]"#);
+    let err = assert_fails(&cdiff(&["infill", "-g", JSON_GRAMMAR, &no_region]));
+    assert!(err.contains("no region"), "{err}");
+    let text = write(&d, "t.txt", "[1, 2]");
+    let err = assert_fails(&cdiff(&[
+        "infill",
+        "-g",
+        JSON_GRAMMAR,
+        "--hole-marker",
+        "<F>",
+        &text,
+    ]));
+    assert!(err.contains("does not occur"), "{err}");
+    let dead = write(&d, "dead.json", r#"["}", null]"#);
+    let err = assert_fails(&cdiff(&["infill", "-g", JSON_GRAMMAR, &dead]));
+    assert!(err.contains("not completable"), "{err}");
+    // A grammar no shipped model writes, and no --model.
+    let g = write(&d, "g.lark", "start: \"a\"+\n");
+    let tmpl = write(&d, "a.json", r#"["a", null]"#);
+    let err = assert_fails(&cdiff(&["infill", "-g", &g, &tmpl]));
+    assert!(err.contains("shipped models"), "{err}");
+    // An unknown model_type names the supported ones.
+    let m = d.join("bert");
+    std::fs::create_dir_all(&m).unwrap();
+    write(&m, "config.json", r#"{"model_type": "bert"}"#);
+    let err = assert_fails(&cdiff(&[
+        "infill",
+        "--model",
+        m.to_str().unwrap(),
+        "-g",
+        &g,
+        &tmpl,
+    ]));
+    assert!(err.contains("bert"), "{err}");
+    // A FIM family without FIM tokens in its tokenizer.
+    let sc = d.join("nofim");
+    let o = cdiff(&[
+        "init-random",
+        "--arch",
+        "qwen2",
+        "--out",
+        sc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let tj = std::fs::read_to_string(sc.join("tokenizer.json")).unwrap();
+    std::fs::write(sc.join("tokenizer.json"), tj.replace("fim_", "xim_")).unwrap();
+    let err = assert_fails(&cdiff(&[
+        "infill",
+        "--model",
+        sc.to_str().unwrap(),
+        "-g",
+        &g,
+        &tmpl,
+    ]));
+    assert!(err.contains("fill-in-the-middle"), "{err}");
+}

@@ -8,7 +8,9 @@ use candle_core::Device;
 use serde_json::json;
 
 use cdiff::decode::Mode;
-use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template};
+use cdiff::infill::{
+    check_template, infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template,
+};
 use cdiff::model::{load, load_causal, parse_dtype, ArFamily, Shipped, JSON_TINY, SHIPPED};
 
 use super::args::InfillArgs;
@@ -80,6 +82,10 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
         }
     };
     let constraint = compile(&gpath, &grammar, &config(None))?.0;
+    // A dead template is reported before any weights are read.
+    if mode_of(a.sampler.mode) != Mode::Vanilla {
+        check_template(&constraint, &template).map_err(|e| CliError::lib(&a.template, e))?;
+    }
     let (model_name, shipped) = match &a.model {
         Some(m) => (m.clone(), Shipped::by_name(m)),
         None => {
