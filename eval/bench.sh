@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the latency figures in the README (a benchmark, not a test).
-# Usage: eval/bench.sh [SAMPLES]   — needs only the repository; uses ../shared
-# for the JSON-schema corpus when it is present.
+# Usage: eval/bench.sh [SAMPLES]   — needs only the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-300}

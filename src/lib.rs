@@ -33,6 +33,11 @@ mod partial;
 pub mod recognize;
 pub mod rng;
 
+/// Where the unit tests find data not shipped with cdiff (`CDIFF_SHARED`).
+#[cfg(test)]
+#[path = "../tests/common/shared.rs"]
+mod test_shared;
+
 pub use completable::{completable, Completion, Config, Constraint, Verdict};
 pub use error::{Error, ErrorKind, Result};
 pub use grammar::Grammar;

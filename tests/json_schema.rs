@@ -7,11 +7,13 @@
 //!   1–2 spans cut out the text stays completable and the witness is accepted
 //!   by the recognizer. Prints the check latency.
 //! * `maskbench` (ignored by default, ~11 min): a report over
-//!   `../shared/datasets/json/maskbench-dev` (not shipped: no licence);
-//!   returns early when absent.
+//!   `datasets/json/maskbench-dev` of `$CDIFF_SHARED` or `../shared` (not
+//!   shipped: no licence); says it is skipped, and why, when absent.
 //! * `suite`: JSON-Schema-Test-Suite draft 2020-12 pass rate per keyword.
 //!   `CDIFF_WRITE_SUITE_TABLE=1 cargo test --release --test json_schema suite -- --nocapture`
 //!   rewrites `docs/json-schema-suite.md`.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -432,16 +434,9 @@ fn json_mode_eval() {
 #[test]
 #[ignore]
 fn maskbench() {
-    let dir = root().join("../shared/datasets/json/maskbench-dev");
-    let dir = if dir.exists() {
-        dir
-    } else {
-        PathBuf::from("/work/shared/datasets/json/maskbench-dev")
-    };
-    if !dir.exists() {
-        println!("maskbench: {} absent, skipped", dir.display());
+    let Some(dir) = common::shared::dir("datasets/json/maskbench-dev", "maskbench") else {
         return;
-    }
+    };
     let limit: usize = std::env::var("CDIFF_MASKBENCH_LIMIT")
         .ok()
         .and_then(|s| s.parse().ok())

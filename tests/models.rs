@@ -1,6 +1,8 @@
 //! Tests of the model code on tiny random models written by `init_random`,
 //! and of the Dream tokenizer against the Qwen2 test vectors.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -47,14 +49,10 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: ../shared is absent");
-        None
-    }
+/// The folder of data not shipped (`$CDIFF_SHARED` or `../shared`), or
+/// `None` after printing that `test` is skipped.
+fn shared(test: &str) -> Option<PathBuf> {
+    common::shared::dir("", test)
 }
 
 #[test]
@@ -561,7 +559,9 @@ fn init_random_is_deterministic() {
 
 #[test]
 fn full_size_layout_matches_the_real_checkpoints() {
-    let Some(shared) = shared() else { return };
+    let Some(shared) = shared("full_size_layout_matches_the_real_checkpoints") else {
+        return;
+    };
     for (arch, folder) in [
         (Arch::Dream, "dream-v0-instruct-7b"),
         (Arch::Llada, "llada-8b-instruct"),
@@ -609,7 +609,9 @@ fn full_size_layout_matches_the_real_checkpoints() {
 
 #[test]
 fn dream_tokenizer_reproduces_qwen2_vectors() {
-    let Some(shared) = shared() else { return };
+    let Some(shared) = shared("dream_tokenizer_reproduces_qwen2_vectors") else {
+        return;
+    };
     let tok = Tokenizer::from_file(&shared.join("tokenizers/dream-v0-instruct-7b/tokenizer.json"))
         .unwrap();
     assert_eq!(tok.n_tokens(), 151667);
@@ -644,7 +646,7 @@ fn token_bytes_concatenate_back_to_the_text() {
     let mut toks = vec![];
     let tiny_dir = tiny(Arch::Dream, "roundtrip", 9);
     toks.push(Tokenizer::from_file(&tiny_dir.0.join("tokenizer.json")).unwrap());
-    if let Some(shared) = shared() {
+    if let Some(shared) = shared("token_bytes_concatenate_back_to_the_text") {
         toks.push(
             Tokenizer::from_file(&shared.join("tokenizers/dream-v0-instruct-7b/tokenizer.json"))
                 .unwrap(),
@@ -687,7 +689,9 @@ fn token_bytes_concatenate_back_to_the_text() {
 
 #[test]
 fn tiny_model_with_the_real_dream_tokenizer() {
-    let Some(shared) = shared() else { return };
+    let Some(shared) = shared("tiny_model_with_the_real_dream_tokenizer") else {
+        return;
+    };
     let s = Scratch::new("real-tok");
     let tok_dir = shared.join("tokenizers/dream-v0-instruct-7b");
     init::init_random(Arch::Dream, Size::Tiny, &s.0, 1, Some(&tok_dir)).unwrap();

@@ -1,14 +1,16 @@
-//! Other people's grammars (`../shared/grammars-public/`, not shipped): every
+//! Other people's grammars (`grammars-public/` of `$CDIFF_SHARED` or
+//! `../shared`, not shipped): every
 //! file either loads and accepts a few hand-written valid samples (checked by
 //! the engine and by the independent recognizer), or fails with an error that
 //! names the unsupported construct. Skipped, with a message, when the folder
 //! is absent. Each accepted sample is also cut with 1–3 random holes: it
 //! must stay completable, with a witness the recognizer accepts. The results are tabulated in `docs/public-grammars.md`.
 
+mod common;
+
 use cdiff::recognize::Recognizer;
 use cdiff::rng::{cut_spans, SplitMix64};
 use cdiff::{Constraint, Grammar, Partial, Verdict};
-use std::path::PathBuf;
 
 enum Expect {
     /// Loads; every sample is accepted.
@@ -147,11 +149,10 @@ const CASES: &[(&str, Expect)] = &[
 
 #[test]
 fn public_grammars_load_or_fail_clearly() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/grammars-public");
-    if !root.is_dir() {
-        println!("skipping: {} is absent", root.display());
+    let Some(root) = common::shared::dir("grammars-public", "public_grammars_load_or_fail_clearly")
+    else {
         return;
-    }
+    };
     let mut problems = Vec::new();
     let mut rng = SplitMix64::new(0x9b0f);
     println!("| grammar | loads? | samples accepted | unsupported construct |");

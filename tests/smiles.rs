@@ -5,7 +5,10 @@
 //!   1–3 random spans cut out; every witness keeps the chunks in place and is
 //!   accepted by the recognizer;
 //! - hand-written valid and invalid SMILES (chirality, charges, classes, ...);
-//! - every molecule of `../shared/datasets/smiles/` when that folder is present.
+//! - every molecule of `datasets/smiles/` in `$CDIFF_SHARED` or `../shared`
+//!   when that folder is present.
+
+mod common;
 
 use cdiff::recognize::Recognizer;
 use cdiff::rng::{cut_spans, SplitMix64};
@@ -274,11 +277,9 @@ fn shared_rows(dir: &Path) -> Vec<(String, usize, String)> {
 
 #[test]
 fn shared_datasets_all_accepted() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/smiles");
-    if !dir.is_dir() {
-        println!("skipping: {} is absent", dir.display());
+    let Some(dir) = common::shared::dir("datasets/smiles", "shared_datasets_all_accepted") else {
         return;
-    }
+    };
     let (c, rec) = smiles();
     let rows = shared_rows(&dir);
     let (mut blank, mut ok, mut rejected) = (0usize, 0usize, Vec::new());

@@ -1783,11 +1783,12 @@ mod tests {
 
     #[test]
     fn public_lark_files() {
-        let dir = std::path::Path::new("/work/shared/grammars-public/lark-syncode");
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            println!("skipping: {} is absent", dir.display());
+        let Some(dir) =
+            crate::test_shared::dir("grammars-public/lark-syncode", "public_lark_files")
+        else {
             return;
         };
+        let rd = std::fs::read_dir(&dir).unwrap();
         let mut paths: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         for p in paths

@@ -1,1 +1,2 @@
 pub mod cpp;
+pub mod shared;
