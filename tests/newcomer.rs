@@ -4,8 +4,56 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// A json-mode-eval case: `{description, meta, schema, tests}`.
+const WRAPPED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/datasets/json-schema/json-mode-eval/JME_0.json"
+);
+
+fn cdiff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A fresh directory for one test under cargo's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("newcomer-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Asserts a failed run: exit code 2, one `cdiff: ...` line on stderr and
+/// nothing on stdout; returns the line.
+fn assert_fails(o: &Output) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.starts_with("cdiff: "), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "stderr: {err}");
+    assert!(o.stdout.is_empty(), "stdout: {}", stdout(o));
+    err
+}
 
 // Item 6: no machine paths.
 
@@ -72,5 +120,98 @@ fn shared_data_comes_from_cdiff_shared_or_beside_the_crate() {
     assert!(
         m.starts_with("skipped: t: /x/y is absent") && m.contains("CDIFF_SHARED"),
         "{m}"
+    );
+}
+
+// Item 7: wrapped schemas.
+
+#[test]
+fn wrapped_schema_is_an_error_that_names_the_member() {
+    let o = cdiff(&[
+        "check",
+        "--json-schema",
+        WRAPPED,
+        "--json",
+        &write(&temp_dir("wrapped"), "p.json", r#"["[1]"]"#),
+    ]);
+    let err = assert_fails(&o);
+    assert!(
+        err.contains("no schema keywords but a \"schema\" member")
+            && err.contains("--json-schema")
+            && err.contains("JME_0.json#/schema"),
+        "{err}"
+    );
+    // Also when the wrapper is what a pointer selects.
+    let d = temp_dir("wrapped-nested");
+    let nested = write(
+        &d,
+        "nested.json",
+        &format!(
+            r#"{{"cases": [{}]}}"#,
+            std::fs::read_to_string(WRAPPED).unwrap()
+        ),
+    );
+    let p = write(&d, "p.json", r#"["{}"]"#);
+    let o = cdiff(&["check", "--json-schema", &format!("{nested}#/cases/0"), &p]);
+    let err = assert_fails(&o);
+    assert!(err.contains("#/cases/0/schema"), "{err}");
+    // A schema with keywords and a property called `schema` is a schema.
+    let s = write(
+        &d,
+        "s.json",
+        r#"{"type": "object", "properties": {"schema": {"type": "integer"}}}"#,
+    );
+    let p = write(&d, "p.json", r#"["{\"schema\": 1}"]"#);
+    let o = cdiff(&["check", "--json-schema", &s, "--json", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // And so is a schema with no keywords at all (it accepts any JSON).
+    let s = write(&d, "empty.json", "{}");
+    let o = cdiff(&["check", "--json-schema", &s, "--json", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn json_schema_pointer_selects_a_wrapped_schema() {
+    let d = temp_dir("pointer");
+    let schema = format!("{WRAPPED}#/schema");
+    let check = |partial: &str| {
+        let p = write(&d, "p.json", partial);
+        let o = cdiff(&["check", "--json-schema", &schema, "--json", &p]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // The wrapper's members are not mistaken for unknown keywords.
+        assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+    };
+    let gold = r#"["{\"ssid\": \"OfficeNetSecure\", \"securityProtocol\": \"WPA2-Enterprise\", \"bandwidth\": \"1300 Mbps\"}"]"#;
+    assert_eq!(check(gold)["completable"], true);
+    assert_eq!(check(r#"["{\"ssid\": ", null]"#)["completable"], true);
+    // Any JSON was accepted with the wrapper taken as the schema.
+    assert_eq!(check(r#"["[1]"]"#)["completable"], false);
+    assert_eq!(check(r#"["{\"ssid\": 1", null]"#)["completable"], false);
+    // `--explain` lists what the wrapped schema leaves unenforced: nothing.
+    let p = write(&d, "p.json", r#"["{}"]"#);
+    let o = cdiff(&["check", "--json-schema", &schema, "--explain", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("every constraining keyword is enforced"),
+        "{}",
+        stdout(&o)
+    );
+    // A pointer that selects nothing, and a missing file, are errors that
+    // name them.
+    let o = cdiff(&["check", "--json-schema", &format!("{WRAPPED}#/nope"), &p]);
+    let err = assert_fails(&o);
+    assert!(err.contains("no value at JSON pointer \"/nope\""), "{err}");
+    let missing = d.join("missing.json");
+    let o = cdiff(&[
+        "check",
+        "--json-schema",
+        &format!("{}#/schema", missing.display()),
+        &p,
+    ]);
+    let err = assert_fails(&o);
+    assert!(
+        err.contains(&format!("cannot read {}:", missing.display())),
+        "{err}"
     );
 }

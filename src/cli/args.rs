@@ -150,8 +150,9 @@ pub struct DecodeArgs {
     #[arg(long, short = 'g', value_name = "FILE")]
     pub grammar: Option<PathBuf>,
 
-    /// A JSON Schema instead of a grammar.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    /// A JSON Schema instead of a grammar (`FILE#/POINTER`: the schema at
+    /// that JSON pointer of the file).
+    #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
 
     /// The start rule (default: `start`).
@@ -376,7 +377,9 @@ pub struct CheckArgs {
 
     /// A JSON Schema (draft 2020-12) instead of a grammar: outputs must be
     /// JSON texts valid for it. Keywords not enforced are listed on stderr.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    /// `FILE#/POINTER` takes the schema at that JSON pointer of the file
+    /// (e.g. `case.json#/schema` for a schema wrapped in a test case).
+    #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
 
     /// With --json-schema: print the keywords not (or only approximately)
@@ -431,8 +434,9 @@ pub struct BenchArgs {
     )]
     pub grammar: Option<PathBuf>,
 
-    /// A JSON Schema instead of a grammar (see `cdiff check --json-schema`).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
+    /// A JSON Schema instead of a grammar (see `cdiff check --json-schema`;
+    /// `FILE#/POINTER` takes the schema at that JSON pointer).
+    #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
 
     /// The start rule (default: `start`).

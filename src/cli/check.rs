@@ -1,7 +1,7 @@
 //! `cdiff check`: one partial output, or a JSON-lines file of cases.
 
 use std::io::{self, BufRead, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -11,6 +11,7 @@ use cdiff::{Constraint, Grammar, Partial, Verdict};
 
 use super::args::CheckArgs;
 use super::{compile, config, jsonobj, load_grammar, micros, read_text, CliError};
+use cdiff::grammar::schema::is_constraining_keyword;
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 
 /// Runs `cdiff check`.
@@ -66,19 +67,38 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
 /// Builds the grammar of a JSON Schema file. The keywords it does not
 /// enforce are summarised on stderr, or listed with the grammar on stdout
 /// with `explain`.
+///
+/// `FILE#POINTER` (e.g. `cases.json#/schema`) takes the schema at that JSON
+/// pointer of the file. A schema object with no constraining keyword but a
+/// `schema` member (a wrapped schema, which would accept any JSON) is an
+/// error that names the member and the pointer to pass.
 pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliError> {
-    let text = read_text(path)?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
-        CliError::lib(
-            path,
-            cdiff::Error::new(
-                cdiff::ErrorKind::Grammar,
-                format!("schema is not JSON: {e}"),
-            ),
-        )
-    })?;
-    let (g, unenforced) = json_schema_to_grammar(&v, &SchemaOptions::default())
-        .map_err(|e| CliError::lib(path, e))?;
+    let schema_err =
+        |m: String| CliError::lib(path, cdiff::Error::new(cdiff::ErrorKind::Grammar, m));
+    let (file, pointer) = split_pointer(path);
+    let text = read_text(&file)?;
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| schema_err(format!("schema is not JSON: {e}")))?;
+    let pointer = pointer.unwrap_or_default();
+    let v = doc
+        .pointer(&pointer)
+        .ok_or_else(|| schema_err(format!("no value at JSON pointer \"{pointer}\"")))?;
+    if let Some(obj) = v.as_object() {
+        if obj.contains_key("schema") && !obj.keys().any(|k| is_constraining_keyword(k)) {
+            return Err(schema_err(format!(
+                "{} has no schema keywords but a \"schema\" member: a wrapped schema? \
+                 select it with --json-schema {}#{pointer}/schema",
+                if pointer.is_empty() {
+                    "the root".to_string()
+                } else {
+                    format!("the value at \"{pointer}\"")
+                },
+                file.display()
+            )));
+        }
+    }
+    let (g, unenforced) =
+        json_schema_to_grammar(v, &SchemaOptions::default()).map_err(|e| CliError::lib(path, e))?;
     if explain {
         let mut out = io::stdout().lock();
         let w =
@@ -110,6 +130,30 @@ pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliErro
         );
     }
     Ok(g)
+}
+
+/// Splits `FILE#POINTER` into the file and the JSON pointer (empty or
+/// starting with `/`). A path naming an existing file is taken whole, and so
+/// is one without such a `#`. Of several `#`, the first whose file part
+/// exists is the split (else the first, so that the error names the file).
+fn split_pointer(path: &Path) -> (PathBuf, Option<String>) {
+    let whole = (path.to_path_buf(), None);
+    let Some(s) = path.to_str() else {
+        return whole;
+    };
+    if path.is_file() {
+        return whole;
+    }
+    let splits: Vec<(&str, &str)> = s
+        .match_indices('#')
+        .map(|(i, _)| (&s[..i], &s[i + 1..]))
+        .filter(|(_, p)| p.is_empty() || p.starts_with('/'))
+        .collect();
+    splits
+        .iter()
+        .find(|(f, _)| Path::new(f).is_file())
+        .or(splits.first())
+        .map_or(whole, |(f, p)| (PathBuf::from(f), Some(p.to_string())))
 }
 
 /// A compiled grammar plus the independent recognizer, built on first need.

@@ -207,6 +207,15 @@ const NOT_ENFORCED: &[&str] = &[
     "$recursiveAnchor",
 ];
 
+/// Whether `name` is a draft 2020-12 keyword that constrains an instance,
+/// enforced here or not (`type`, `properties`, `not`, ...): not an
+/// annotation (`title`, `$defs`, ...) and not an unknown member. An object
+/// with none of them accepts every JSON value, which is how a schema wrapped
+/// in another document (`{"schema": {...}, "tests": [...]}`) reads.
+pub fn is_constraining_keyword(name: &str) -> bool {
+    HANDLED.contains(&name) || NOT_ENFORCED.contains(&name)
+}
+
 const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
 const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
 const ESCAPE_RE: &str = r#"\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})"#;
