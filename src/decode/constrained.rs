@@ -217,9 +217,9 @@ impl Decoder<'_, '_> {
         &self.canvas[self.prompt_len..]
     }
 
-    fn masked_in(&self, scope: &std::ops::Range<usize>) -> Vec<usize> {
+    fn masked_in(&self, scope: impl IntoIterator<Item = usize>) -> Vec<usize> {
         scope
-            .clone()
+            .into_iter()
             .filter(|&i| self.canvas[self.prompt_len + i] == self.special.mask)
             .collect()
     }
@@ -243,7 +243,7 @@ impl Decoder<'_, '_> {
             ArchStyle::Dream => {
                 let ts = dream_timesteps(steps);
                 for s in 0..steps {
-                    let masked = self.masked_in(&(0..n));
+                    let masked = self.masked_in(0..n);
                     let k = dream_transfer(&ts, s, steps, masked.len());
                     stop = self.step(s, steps, &masked, k)?;
                     if !matches!(stop, Stop::Go) {
@@ -252,13 +252,35 @@ impl Decoder<'_, '_> {
                 }
             }
             ArchStyle::Llada => {
-                let plan = LladaPlan::new(n, self.cfg.block_length, steps);
+                // Blocks over the answer positions; with regions, over the
+                // masked positions only (the template's fixed tokens take
+                // no steps).
+                let masked0 = self.masked_in(0..n);
+                let plan_len = if self.layout.regions.is_empty() {
+                    n
+                } else {
+                    masked0.len()
+                };
+                let plan = LladaPlan::new(plan_len, self.cfg.block_length, steps);
                 let total = plan.blocks.len() * plan.steps_per_block;
-                'blocks: for (b, block) in plan.blocks.iter().enumerate() {
-                    let counts =
-                        llada_transfer_counts(self.masked_in(block).len(), plan.steps_per_block);
+                let scopes: Vec<Vec<usize>> = plan
+                    .blocks
+                    .iter()
+                    .map(|b| {
+                        if self.layout.regions.is_empty() {
+                            b.clone().collect()
+                        } else {
+                            masked0[b.clone()].to_vec()
+                        }
+                    })
+                    .collect();
+                'blocks: for (b, block) in scopes.iter().enumerate() {
+                    let counts = llada_transfer_counts(
+                        self.masked_in(block.iter().copied()).len(),
+                        plan.steps_per_block,
+                    );
                     for (i, &k) in counts.iter().enumerate() {
-                        let masked = self.masked_in(block);
+                        let masked = self.masked_in(block.iter().copied());
                         let s = b * plan.steps_per_block + i;
                         stop = self.step(s, total, &masked, k)?;
                         if !matches!(stop, Stop::Go) {
@@ -268,7 +290,7 @@ impl Decoder<'_, '_> {
                 }
             }
         }
-        let left = self.masked_in(&(0..n)).len();
+        let left = self.masked_in(0..n).len();
         if constrained && (matches!(stop, Stop::OutOfRejections) || left > 0) {
             if self.cfg.mode == Mode::ConMinus {
                 return self.give_up();
