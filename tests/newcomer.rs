@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const JSON_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf");
 /// A json-mode-eval case: `{description, meta, schema, tests}`.
 const WRAPPED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -214,4 +215,104 @@ fn json_schema_pointer_selects_a_wrapped_schema() {
         err.contains(&format!("cannot read {}:", missing.display())),
         "{err}"
     );
+}
+
+// Item 8: batch files.
+
+const CASES: &str = concat!(
+    r#"{"id": 1, "partial": ["[1, ", null, "]"]}"#,
+    "\n",
+    "not json\n",
+    r#"{"id": 3, "partial": ["true"]}"#,
+    "\n\n",
+    r#"{"id": 4, "completable": "stale", "partial": [1, 2]}"#,
+    "\n",
+    r#"{"id": 5, "partial": ["]", null]}"#,
+    "\n",
+);
+
+#[test]
+fn check_jsonl_bad_line_gets_an_error_record_and_the_run_goes_on() {
+    let cases = write(&temp_dir("jsonl-go-on"), "cases.jsonl", CASES);
+    let o = cdiff(&["check", "-g", JSON_GRAMMAR, "--jsonl", &cases]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = stdout(&o);
+    let v: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v.len(), 5, "{out}");
+    assert_eq!(v[0]["completable"], true);
+    assert!(v[0].get("error").is_none());
+    // A line that is not JSON: only the error.
+    assert_eq!(v[1]["completable"], Value::Null);
+    assert!(
+        v[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 2: invalid JSON"),
+        "{}",
+        v[1]
+    );
+    assert_eq!(v[2]["id"], 3);
+    assert_eq!(v[2]["completable"], true);
+    // An object: its fields copied in order, a stale result overwritten.
+    assert!(
+        out.lines()
+            .nth(3)
+            .unwrap()
+            .starts_with(r#"{"id":4,"completable":null,"partial":[1, 2],"error":"line 5: "#),
+        "{out}"
+    );
+    assert_eq!(v[4]["id"], 5);
+    assert_eq!(v[4]["completable"], false);
+    // One warning per bad line, then the summary as the error.
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines[0].starts_with("cdiff: warning: ") && lines[0].contains("line 2: invalid JSON"),
+        "{err}"
+    );
+    assert!(lines[1].contains("line 5: "), "{err}");
+    assert!(
+        lines[2].starts_with("cdiff: ")
+            && lines[2].contains("2 of 5 case(s) failed, the first at line 2: invalid JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_jsonl_fail_fast_stops_at_the_first_bad_line() {
+    let cases = write(&temp_dir("jsonl-fail-fast"), "cases.jsonl", CASES);
+    let o = cdiff(&[
+        "check",
+        "-g",
+        JSON_GRAMMAR,
+        "--jsonl",
+        &cases,
+        "--fail-fast",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("cdiff: ") && err.contains("line 2: invalid JSON"),
+        "{err}"
+    );
+    // Without a bad line both succeed alike.
+    let good = write(
+        &temp_dir("jsonl-good"),
+        "cases.jsonl",
+        "{\"partial\": [\"1\"]}\n",
+    );
+    for extra in [&[][..], &["--fail-fast"][..]] {
+        let mut args = vec!["check", "-g", JSON_GRAMMAR, "--jsonl", &good];
+        args.extend_from_slice(extra);
+        let o = cdiff(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    }
 }

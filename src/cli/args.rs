@@ -396,9 +396,16 @@ pub struct CheckArgs {
     pub json: bool,
 
     /// Check every case of a JSON-lines file: one object per line with a
-    /// "partial" array; the other fields are copied to the output line.
+    /// "partial" array; the other fields are copied to the output line. A
+    /// line that cannot be checked gets a record with "completable": null
+    /// and an "error", and the run goes on (exit code 2 at the end).
     #[arg(long, value_name = "CASES.jsonl", conflicts_with = "partial")]
     pub jsonl: Option<PathBuf>,
+
+    /// With --jsonl: stop at the first line that cannot be checked (exit
+    /// code 2, nothing written for that line).
+    #[arg(long, requires = "jsonl")]
+    pub fail_fast: bool,
 
     /// Work budget of one check (default: the library's).
     #[arg(long, value_name = "UNITS")]

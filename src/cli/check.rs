@@ -28,7 +28,7 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
         recognizer: None,
     };
     match (&a.jsonl, &a.partial) {
-        (Some(cases), _) => run_jsonl(&mut checker, cases),
+        (Some(cases), _) => run_jsonl(&mut checker, cases, a.fail_fast),
         (None, Some(path)) => {
             let text = if path == Path::new("-") {
                 let mut s = String::new();
@@ -270,7 +270,13 @@ fn warn_disagreement(line: Option<usize>, engine: bool, recognizer: bool) {
 }
 
 /// Checks every line of a JSON-lines file (or `-`, standard input).
-fn run_jsonl(checker: &mut Checker<'_>, path: &Path) -> Result<(), CliError> {
+///
+/// A line that cannot be checked gets an output record with
+/// `"completable": null` and an `"error"` (its fields copied first when it is
+/// a JSON object), a warning on stderr, and the run goes on; the run then
+/// fails at the end (exit 2). With `fail_fast` the first such line ends the
+/// run, with nothing written for it.
+fn run_jsonl(checker: &mut Checker<'_>, path: &Path, fail_fast: bool) -> Result<(), CliError> {
     let read_err = |error| CliError::Read {
         path: path.to_path_buf(),
         error,
@@ -284,41 +290,84 @@ fn run_jsonl(checker: &mut Checker<'_>, path: &Path) -> Result<(), CliError> {
     };
     let mut out = io::stdout().lock();
     let mut buf = Vec::new();
-    let mut n = 0;
+    let (mut n, mut cases, mut failed) = (0, 0, 0);
+    let mut first_failure: Option<(usize, String)> = None;
     loop {
         buf.clear();
         if input.read_until(b'\n', &mut buf).map_err(read_err)? == 0 {
-            return Ok(());
+            break;
         }
         n += 1;
-        let bad = |message: String| CliError::Line {
-            path: path.to_path_buf(),
-            line: n,
-            message,
-        };
-        let line = std::str::from_utf8(&buf).map_err(|_| bad("not valid UTF-8".into()))?;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad("expected a JSON object with a \"partial\" array".into()))?;
-        let partial = obj
-            .get("partial")
-            .ok_or_else(|| bad("no \"partial\" field".into()))?;
-        let p = Partial::from_json_value(partial).map_err(|e| bad(e.to_string()))?;
-        let o = checker.check(&p).map_err(|e| bad(e.to_string()))?;
-        if let Some(r) = o.recognizer {
-            if r != o.verdict.is_completable() {
-                warn_disagreement(Some(n), o.verdict.is_completable(), r);
+        let record = match check_line(checker, &buf, n) {
+            Ok(None) => continue,
+            Ok(Some(record)) => record,
+            Err(message) => {
+                let error = CliError::Line {
+                    path: path.to_path_buf(),
+                    line: n,
+                    message: message.clone(),
+                };
+                if fail_fast {
+                    return Err(error);
+                }
+                eprintln!("cdiff: warning: {error} (written as an \"error\" record)");
+                failed += 1;
+                first_failure.get_or_insert((n, message.clone()));
+                error_record(&buf, n, &message)
             }
-        }
-        let members = jsonobj::members(line)
-            .ok_or_else(|| bad("could not split the object into its fields".into()))?;
-        let text = jsonobj::rewrite(&members, &o.fields());
-        writeln!(out, "{text}").map_err(CliError::Write)?;
+        };
+        cases += 1;
+        writeln!(out, "{record}").map_err(CliError::Write)?;
         out.flush().map_err(CliError::Write)?;
     }
+    match first_failure {
+        None => Ok(()),
+        Some((line, message)) => Err(CliError::Input(format!(
+            "{}: {failed} of {cases} case(s) failed, the first at line {line}: {message}",
+            path.display()
+        ))),
+    }
+}
+
+/// The output record of one input line, `None` for a blank line, or what is
+/// wrong with the line.
+fn check_line(checker: &mut Checker<'_>, buf: &[u8], n: usize) -> Result<Option<String>, String> {
+    let line = std::str::from_utf8(buf).map_err(|_| "not valid UTF-8".to_string())?;
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let obj = v
+        .as_object()
+        .ok_or("expected a JSON object with a \"partial\" array")?;
+    let partial = obj.get("partial").ok_or("no \"partial\" field")?;
+    let p = Partial::from_json_value(partial).map_err(|e| e.to_string())?;
+    let o = checker.check(&p).map_err(|e| e.to_string())?;
+    if let Some(r) = o.recognizer {
+        if r != o.verdict.is_completable() {
+            warn_disagreement(Some(n), o.verdict.is_completable(), r);
+        }
+    }
+    let members = jsonobj::members(line).ok_or("could not split the object into its fields")?;
+    Ok(Some(jsonobj::rewrite(&members, &o.fields())))
+}
+
+/// The record written for a line that could not be checked: its fields
+/// when it is a JSON object, then `"completable": null` and the `"error"`.
+fn error_record(buf: &[u8], n: usize, message: &str) -> String {
+    let line = std::str::from_utf8(buf).unwrap_or("").trim();
+    let is_object = serde_json::from_str::<Value>(line).is_ok_and(|v| v.is_object());
+    let members = if is_object {
+        jsonobj::members(line).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    jsonobj::rewrite(
+        &members,
+        &[
+            ("completable", Value::Null),
+            ("error", Value::from(format!("line {n}: {message}"))),
+        ],
+    )
 }
