@@ -316,3 +316,62 @@ fn check_jsonl_fail_fast_stops_at_the_first_bad_line() {
         assert!(o.stderr.is_empty(), "{}", stderr(&o));
     }
 }
+
+// Item 9: commands that destroy work.
+
+#[test]
+fn train_refuses_to_overwrite_a_model() {
+    let d = temp_dir("train-overwrite");
+    let data = write(&d, "data.smi", "CCO\nc1ccccc1\nCC(=O)O\nN#CC\n");
+    let out = d.join("model");
+    let out_s = out.to_str().unwrap();
+    let train = |steps: &str, extra: &[&str]| {
+        let mut args = vec![
+            "train", "--data", &data, "--out", out_s, "--steps", steps, "--batch", "2", "--ctx",
+            "16", "--layers", "1", "--hidden", "32", "--heads", "2", "--mlp", "64", "--warmup",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        cdiff(&args)
+    };
+    // An empty directory is fine.
+    std::fs::create_dir_all(&out).unwrap();
+    let o = train("2", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let weights = std::fs::read(out.join("model.safetensors")).unwrap();
+    // A directory holding a model is refused, and left as it was.
+    let o = train("2", &["--seed", "1"]);
+    let err = assert_fails(&o);
+    assert!(
+        err.contains("already holds a model")
+            && err.contains("--resume")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("model.safetensors")).unwrap(),
+        weights
+    );
+    // Either file alone makes it a model directory.
+    for f in ["config.json", "model.safetensors"] {
+        let only = d.join(format!("only-{f}"));
+        std::fs::create_dir_all(&only).unwrap();
+        std::fs::write(only.join(f), "{}").unwrap();
+        let o = cdiff(&["train", "--data", &data, "--out", only.to_str().unwrap()]);
+        let err = assert_fails(&o);
+        assert!(err.contains(f), "{err}");
+        assert_eq!(std::fs::read_to_string(only.join(f)).unwrap(), "{}");
+    }
+    // --force trains from scratch over it; --resume continues it.
+    let o = train("2", &["--seed", "1", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(
+        std::fs::read(out.join("model.safetensors")).unwrap(),
+        weights
+    );
+    let o = train("3", &["--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resumed from step 2"), "{}", stderr(&o));
+    // Both at once make no sense.
+    assert_eq!(train("2", &["--resume", "--force"]).status.code(), Some(2));
+}

@@ -44,7 +44,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "FILE", required = true)]
     pub data: Vec<PathBuf>,
 
-    /// Output model directory (checkpoints are written here).
+    /// Output model directory (checkpoints are written here). A directory
+    /// that already holds a model needs --resume or --force.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
@@ -100,6 +101,11 @@ pub struct TrainArgs {
     /// hyperparameters are used; optimizer moments restart).
     #[arg(long)]
     pub resume: bool,
+
+    /// Train from scratch into an --out that already holds a model,
+    /// overwriting it (without --force or --resume that is refused).
+    #[arg(long, conflicts_with = "resume")]
+    pub force: bool,
 }
 
 /// Constraint modes of `cdiff decode`.

@@ -14,6 +14,15 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         path: None,
         error: e,
     };
+    if !a.resume && !a.force {
+        if let Some(f) = model_file(&a.out) {
+            return Err(CliError::Input(format!(
+                "{} already holds a model ({f}): pass --resume to continue training it, \
+                 or --force to train from scratch and overwrite it",
+                a.out.display()
+            )));
+        }
+    }
     for p in &a.data {
         if !p.is_file() {
             return Err(CliError::Input(format!(
@@ -89,6 +98,14 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         report.seconds
     );
     Ok(())
+}
+
+/// The file that makes `dir` a model directory (`config.json` or
+/// `model.safetensors`), if there is one.
+fn model_file(dir: &std::path::Path) -> Option<&'static str> {
+    ["config.json", "model.safetensors"]
+        .into_iter()
+        .find(|f| dir.join(f).exists())
 }
 
 /// `[#####.....]` with `width` cells for `done` of `total`.
