@@ -375,3 +375,32 @@ fn train_refuses_to_overwrite_a_model() {
     // Both at once make no sense.
     assert_eq!(train("2", &["--resume", "--force"]).status.code(), Some(2));
 }
+
+// Item 3: shipped models usable by name alone.
+
+#[test]
+fn decode_with_a_shipped_model_name_uses_its_grammar() {
+    for (name, grammar) in [("json-tiny", "json.ebnf"), ("smiles-tiny", "smiles.ebnf")] {
+        let o = cdiff(&[
+            "decode",
+            "--model",
+            name,
+            "--max-tokens",
+            "16",
+            "--steps",
+            "4",
+            "--seed",
+            "1",
+            "--json",
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(err.contains("grammar ") && err.contains(grammar), "{err}");
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["valid"], true, "{name}: {v}");
+        let text = v["text"].as_str().unwrap();
+        if name == "json-tiny" {
+            assert!(serde_json::from_str::<Value>(text).is_ok(), "{text:?}");
+        }
+    }
+}

@@ -148,7 +148,8 @@ pub struct DecodeArgs {
     /// dream-coder-7b, diffucoder-7b, llada-8b (looked up offline in the
     /// Hugging Face cache).
     /// Default: cdiff's own `models/smiles-tiny` (with
-    /// `grammars/smiles.ebnf` when no grammar is given).
+    /// `grammars/smiles.ebnf` when no grammar is given). A shipped model's
+    /// name (smiles-tiny, json-tiny) without --grammar uses its grammar.
     #[arg(long, value_name = "DIR_OR_ALIAS")]
     pub model: Option<String>,
 

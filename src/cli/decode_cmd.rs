@@ -26,9 +26,13 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         error: e,
     };
     // Without --model: the shipped model for the grammar given (json.ebnf or
-    // a JSON Schema: json-tiny), else smiles-tiny with its grammar.
+    // a JSON Schema: json-tiny), else smiles-tiny with its grammar. A shipped
+    // model named by --model brings its grammar too.
     let (model_dir, default_grammar, shipped) = match &a.model {
-        Some(m) => (m.clone(), None, Shipped::by_name(m)),
+        Some(m) => {
+            let s = Shipped::by_name(m);
+            (m.clone(), s.map(|s| std::path::PathBuf::from(s.grammar)), s)
+        }
         None => {
             let s = if a.json_schema.is_some() {
                 &JSON_TINY
