@@ -71,7 +71,9 @@ fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if ["rs", "md", "py", "sh", "toml", "yml", "yaml"]
             .iter()
             .any(|x| p.extension().is_some_and(|e| e == *x))
-            || p.parent().is_some_and(|d| d.ends_with(".ci"))
+            || p.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == ".ci")
         {
             out.push(p);
         }
