@@ -81,3 +81,40 @@ fn long_lists_are_linear_not_quadratic() {
     // Generous bound: quadratic behaviour takes minutes here.
     assert!(start.elapsed().as_secs() < 60);
 }
+
+/// Issue 16: `start: b ~ 1000`, `b: c ~ 1000`, `c: "x" ~ 1000` with one hole
+/// used to abort on a 6.4 GB allocation (a witness bucket per yield length).
+/// Emptiness is decided at once; only the 10⁹-terminal witness is refused.
+#[test]
+fn huge_shortest_yield_is_a_size_limit_not_an_abort() {
+    let g =
+        cdiff::Grammar::from_lark("start: b ~ 1000\nb: c ~ 1000\nc: \"x\" ~ 1000\n", None).unwrap();
+    let c = cdiff::Constraint::compile(&g).unwrap();
+    let p = cdiff::Partial::new().hole();
+    assert!(c.check(&p).unwrap());
+    let e = c.completable(&p).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::SizeLimit, "{e}");
+    assert!(e.to_string().contains("1000000000 terminals"), "{e}");
+}
+
+/// Issue 16: the doubling grammar `r0: r1 r1`, …, `r40: "a"` (shortest word
+/// 2⁴⁰ bytes) used to abort with 3.2 GB; yield lengths now saturate.
+#[test]
+fn doubling_grammar_witness_is_refused_not_aborted() {
+    let mut src = String::from("start: r0\n");
+    for i in 0..40 {
+        src.push_str(&format!("r{i}: r{} r{}\n", i + 1, i + 1));
+    }
+    src.push_str("r40: \"a\"\n");
+    let g = cdiff::Grammar::from_lark(&src, None).unwrap();
+    let c = cdiff::Constraint::compile(&g).unwrap();
+    let p = cdiff::Partial::new().hole();
+    assert!(c.check(&p).unwrap());
+    let e = c.completable(&p).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::SizeLimit, "{e}");
+    // A short witness of the same grammar family is still produced.
+    let g = cdiff::Grammar::from_lark("start: r0\nr0: r1 r1\nr1: \"a\"\n", None).unwrap();
+    let c = cdiff::Constraint::compile(&g).unwrap();
+    let v = c.completable(&p).unwrap();
+    assert_eq!(v.completion().unwrap().text, b"aa");
+}

@@ -6,15 +6,28 @@
 //! search), each recording the production and split point that gave its
 //! minimum; only triples completed in phase 1 (and terminal edges) are ever
 //! offered, so this phase costs about as much as phase 1 did.
+//!
+//! Yield lengths can be astronomically large (`r0: r1 r1`, …, `r40: "a"` has
+//! a shortest word of 2⁴⁰ terminals): costs add with saturation, costs past
+//! [`BUCKETS`] go to a binary heap instead of a bucket per length (so memory
+//! follows the number of triples, not their lengths), and a witness longer
+//! than [`MAX_WITNESS_TERMINALS`] is refused with a size-limit error before it
+//! is expanded. Emptiness itself is phase 1's and is never refused.
 
 use super::earley::Chart;
 use super::{key, side, unkey, Intersector};
 use crate::budget::Budget;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::hash::FxMap;
 use crate::lexer::TokenNfa;
 
 const NIL: u32 = u32::MAX;
+
+/// Costs below this are kept in a bucket per cost; larger ones in a heap.
+const BUCKETS: usize = 1 << 16;
+
+/// The longest witness (in terminals) that is expanded into a word.
+pub(crate) const MAX_WITNESS_TERMINALS: u32 = 10_000_000;
 
 /// Why a triple is generating.
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +84,7 @@ pub(crate) fn witness(
                 let (r, c2, next) = adj.arena[i as usize];
                 let nk = key(p, a, r);
                 if allowed(nk) {
-                    queue.offer(nk, c + c2, Reason::Bin(x, y, q));
+                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(x, y, q));
                 }
                 i = next;
             }
@@ -83,7 +96,7 @@ pub(crate) fn witness(
                 let (o, c2, next) = adj.arena[i as usize];
                 let nk = key(o, a, q);
                 if allowed(nk) {
-                    queue.offer(nk, c + c2, Reason::Bin(w, x, p));
+                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(w, x, p));
                 }
                 i = next;
             }
@@ -92,6 +105,21 @@ pub(crate) fn witness(
     let Some(goal_key) = done else {
         return Ok(None);
     };
+    let length = queue.entries[queue.index[&goal_key] as usize].cost;
+    if length > MAX_WITNESS_TERMINALS {
+        return Err(Error::new(
+            ErrorKind::SizeLimit,
+            format!(
+                "the partial output is completable, but its shortest completion has {} terminals \
+                 (more than the witness limit of {MAX_WITNESS_TERMINALS})",
+                if length == u32::MAX {
+                    format!("at least {}", u32::MAX)
+                } else {
+                    length.to_string()
+                }
+            ),
+        ));
+    }
     // Expand the derivation, left to right.
     let mut word = Vec::new();
     let mut stack = vec![goal_key];
@@ -128,9 +156,12 @@ struct Entry {
 struct Queue {
     index: FxMap<u64, u32>,
     entries: Vec<Entry>,
-    /// Bucket queue of entry indices by cost.
+    /// Bucket queue of entry indices by cost, for costs below [`BUCKETS`].
     buckets: Vec<Vec<u32>>,
     current: usize,
+    /// `(cost, entry)` for costs of at least [`BUCKETS`], popped after the
+    /// buckets (costs never decrease along the search).
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
 }
 
 impl Queue {
@@ -160,6 +191,10 @@ impl Queue {
             }
         };
         let c = cost as usize;
+        if c >= BUCKETS {
+            self.heap.push(std::cmp::Reverse((cost, idx)));
+            return;
+        }
         if self.buckets.len() <= c {
             self.buckets.resize_with(c + 1, Vec::new);
         }
@@ -178,6 +213,14 @@ impl Queue {
                 return Some((e.key, e.cost));
             }
             self.current += 1;
+        }
+        while let Some(std::cmp::Reverse((cost, i))) = self.heap.pop() {
+            let e = &mut self.entries[i as usize];
+            if e.done || e.cost != cost {
+                continue; // stale
+            }
+            e.done = true;
+            return Some((e.key, e.cost));
         }
         None
     }
