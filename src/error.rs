@@ -26,6 +26,9 @@ pub enum ErrorKind {
     /// A model could not be found, loaded or run (missing files, bad config,
     /// tokenizer mismatch, tensor errors).
     Model,
+    /// A setting is out of range (a NaN temperature, `top_p` above 1, zero
+    /// steps, a canvas too long for the attention's memory).
+    Setting,
 }
 
 /// The error type of every fallible operation in `cdiff`.
@@ -87,6 +90,7 @@ impl fmt::Display for Error {
             ErrorKind::SizeLimit => "size limit exceeded",
             ErrorKind::Io => "i/o error",
             ErrorKind::Model => "model error",
+            ErrorKind::Setting => "invalid setting",
         };
         match self.position {
             Some((l, c)) => write!(f, "{what} at {l}:{c}: {}", self.message),

@@ -61,13 +61,11 @@ fn check(dir: &Path, ref_dir: &Path) -> LoadedCausal {
     assert!(diff <= 1e-4, "{}: max |Δlogit| = {diff}", dir.display());
     let want_greedy = ids(&r["greedy_ids"]);
     let mut row = got;
-    let mut offset = prompt.len();
     let mut greedy = Vec::new();
-    for _ in 0..want_greedy.len() {
+    for offset in prompt.len()..prompt.len() + want_greedy.len() {
         let t = argmax(&row);
         greedy.push(t);
         row = m.model.forward(&[t], offset).unwrap();
-        offset += 1;
     }
     assert_eq!(greedy, want_greedy, "{}: greedy tokens", dir.display());
     // After clearing the cache the prompt gives the same logits again.

@@ -556,3 +556,28 @@ fn infill_bad_templates_and_models_exit_2() {
     ]));
     assert!(err.contains("fill-in-the-middle"), "{err}");
 }
+
+/// Issue 16: `--temperature NaN`, `--top-p 2`, `--steps 0` were accepted
+/// and `--max-tokens 20000` aborted on a 9.6 GB attention allocation.
+#[test]
+fn decode_settings_out_of_range_exit_2() {
+    for (flag, value, says) in [
+        ("--temperature", "NaN", "temperature"),
+        ("--top-p", "2", "top-p"),
+        ("--steps", "0", "steps"),
+        ("--max-tokens", "20000", "canvas of 20000 tokens"),
+    ] {
+        let err = assert_fails(&cdiff(&[
+            "decode",
+            "--model",
+            "smiles-tiny",
+            "-q",
+            flag,
+            value,
+        ]));
+        assert!(
+            err.contains("invalid setting") && err.contains(says),
+            "{flag}: {err}"
+        );
+    }
+}

@@ -199,10 +199,10 @@ pub(super) fn dlm_config(
         Arch::Llada => ArchStyle::Llada,
     };
     cfg.mode = mode_of(s.mode);
+    // An explicit --steps 0 is refused by `DecodeConfig::validate`.
     cfg.steps = s
         .steps
-        .unwrap_or(if shipped.is_some() { n / 2 } else { n })
-        .max(1);
+        .unwrap_or((if shipped.is_some() { n / 2 } else { n }).max(1));
     if let Some(sh) = shipped {
         cfg.temperature = sh.temperature;
         cfg.remasking = Remasking::Random;

@@ -308,8 +308,7 @@ impl<'a> Layout<'a> {
             .map(|r| {
                 let stop = self.region_stop(answer, r);
                 let mut out = Vec::new();
-                for p in r.start..stop {
-                    let t = answer[p];
+                for (p, &t) in answer.iter().enumerate().take(stop).skip(r.start) {
                     if t != self.special.mask {
                         out.extend_from_slice(codec.token_bytes(t));
                         continue;

@@ -77,6 +77,7 @@ pub fn decode(
     cfg: &DecodeConfig,
     on_step: Option<&mut dyn FnMut(&StepInfo)>,
 ) -> Result<DecodeOutput> {
+    cfg.validate(prompt.len().saturating_add(cfg.max_tokens))?;
     let answer = vec![special.mask; cfg.max_tokens];
     decode_answer(
         model,
@@ -113,6 +114,7 @@ pub fn decode_answer(
     cfg: &DecodeConfig,
     on_step: Option<&mut dyn FnMut(&StepInfo)>,
 ) -> Result<DecodeOutput> {
+    cfg.validate(prompt.len() + answer.len())?;
     if !regions.is_empty() {
         let mut pos = 0;
         for r in regions {

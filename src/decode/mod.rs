@@ -136,6 +136,49 @@ impl DecodeConfig {
     }
 }
 
+/// The longest canvas (prompt and answer, in tokens) a decode accepts: the
+/// bidirectional attention holds `heads × n²` scores per layer at once
+/// (8,192 tokens: 1.6 GB in f32 for 6 heads, 7.5 GB for Dream-7B's 28).
+pub const MAX_CANVAS_TOKENS: usize = 8192;
+
+/// `Err` naming `what` unless `ok`.
+pub(crate) fn setting(ok: bool, what: impl FnOnce() -> String) -> Result<(), crate::Error> {
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::Error::new(crate::ErrorKind::Setting, what()))
+    }
+}
+
+impl DecodeConfig {
+    /// Checks every number: temperature finite and ≥ 0, `top_p` in (0, 1],
+    /// at least one step, a block length ≥ 1, and a canvas of `canvas`
+    /// tokens at most [`MAX_CANVAS_TOKENS`].
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::Setting`] naming the first bad value.
+    pub fn validate(&self, canvas: usize) -> Result<(), crate::Error> {
+        let t = self.temperature;
+        setting(t.is_finite() && t >= 0.0, || {
+            format!("temperature must be a finite number ≥ 0, not {t}")
+        })?;
+        let p = self.top_p;
+        setting(p.is_finite() && p > 0.0 && p <= 1.0, || {
+            format!("top-p must be in (0, 1], not {p}")
+        })?;
+        setting(self.steps >= 1, || "steps must be at least 1".into())?;
+        setting(self.block_length >= 1, || {
+            "block length must be at least 1".into()
+        })?;
+        setting(canvas <= MAX_CANVAS_TOKENS, || {
+            format!(
+                "a canvas of {canvas} tokens (prompt and answer) is more than {MAX_CANVAS_TOKENS}: \
+                 the attention's memory grows with its square; use fewer --max-tokens"
+            )
+        })
+    }
+}
+
 impl Default for DecodeConfig {
     fn default() -> DecodeConfig {
         DecodeConfig::dream()

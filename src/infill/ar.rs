@@ -117,6 +117,14 @@ pub fn infill_ar(
     template: &Template,
     cfg: &ArInfillConfig,
 ) -> Result<InfillOutput> {
+    let t = cfg.temperature;
+    crate::decode::setting(t.is_finite() && t >= 0.0, || {
+        format!("temperature must be a finite number ≥ 0, not {t}")
+    })?;
+    let p = cfg.top_p;
+    crate::decode::setting(p.is_finite() && p > 0.0 && p <= 1.0, || {
+        format!("top-p must be in (0, 1], not {p}")
+    })?;
     let constrained = cfg.mode != Mode::Vanilla;
     if constrained {
         let Some(c) = constraint else {
@@ -253,9 +261,8 @@ impl<'a> Run<'a> {
         self.model.clear()?;
         self.out.time_model += t0.elapsed();
         let mut row = self.forward(&prompt, 0)?;
-        let mut offset = prompt.len();
         let mut fill: Vec<u8> = Vec::new();
-        for _ in 0..self.cfg.max_tokens {
+        for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
             let mut sampler = RowSampler::new(&row, &params, self.rng.next_u64());
             let mut tok = sampler.first();
             let chosen = loop {
@@ -291,7 +298,6 @@ impl<'a> Run<'a> {
             fill.extend_from_slice(self.codec.token_bytes(t));
             self.out.tokens += 1;
             row = self.forward(&[t], offset)?;
-            offset += 1;
         }
         // The token limit: close the region if the grammar allows.
         if constrained {

@@ -224,9 +224,9 @@ impl FimFormat {
 enum Inner {
     StarCoder2(starcoder2::Model),
     Llama {
-        model: llama::Llama,
-        cache: llama::Cache,
-        config: llama::Config,
+        model: Box<llama::Llama>,
+        cache: Box<llama::Cache>,
+        config: Box<llama::Config>,
         dtype: DType,
     },
     Gemma(gemma::Model),
@@ -292,7 +292,7 @@ impl CausalModel {
                 dtype,
                 ..
             } => {
-                *cache =
+                **cache =
                     llama::Cache::new(true, *dtype, config, &self.device).map_err(candle_err)?
             }
             Inner::Gemma(m) => m.clear_kv_cache(),
@@ -530,9 +530,9 @@ pub fn load_causal(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<
             let model = llama::Llama::load(vb, &config).map_err(bad_weights)?;
             let cache = llama::Cache::new(true, dtype, &config, device).map_err(candle_err)?;
             Inner::Llama {
-                model,
-                cache,
-                config,
+                model: Box::new(model),
+                cache: Box::new(cache),
+                config: Box::new(config),
                 dtype,
             }
         }
