@@ -44,7 +44,11 @@ fn templates() -> Vec<(&'static str, Template)> {
 
 /// Every chunk of `t` occurs in `text` in order, with the fills between.
 fn assert_in_place(t: &Template, out: &InfillOutput, what: &str) {
-    assert_eq!(out.fills.len(), t.n_regions(), "{what}: one fill per region");
+    assert_eq!(
+        out.fills.len(),
+        t.n_regions(),
+        "{what}: one fill per region"
+    );
     assert_eq!(t.fill(&out.fills), out.text, "{what}: chunks in place");
 }
 
@@ -81,7 +85,11 @@ fn every_ar_family_infills_under_the_constraint() {
                     assert_in_place(&t, &out, &what);
                     assert_eq!(out.valid, rec.accepts(&out.text).unwrap(), "{what}");
                     if mode == Mode::Con {
-                        assert!(out.valid, "{what}: {:?}", String::from_utf8_lossy(&out.text));
+                        assert!(
+                            out.valid,
+                            "{what}: {:?}",
+                            String::from_utf8_lossy(&out.text)
+                        );
                     } else if out.valid {
                         vanilla_valid += 1;
                     }
@@ -150,7 +158,11 @@ fn diffusion_models_infill_under_the_constraint() {
                 .unwrap();
                 let what = format!("{arch:?} {gname} seed {seed}");
                 assert_in_place(&t, &out, &what);
-                assert!(out.valid, "{what}: {:?}", String::from_utf8_lossy(&out.text));
+                assert!(
+                    out.valid,
+                    "{what}: {:?}",
+                    String::from_utf8_lossy(&out.text)
+                );
                 assert!(rec.accepts(&out.text).unwrap(), "{what}: recognizer");
             }
         }
@@ -184,7 +196,11 @@ fn shipped_json_model_infills_a_json_template() {
         assert_in_place(&t, &out, "json-tiny");
         assert!(out.valid);
         let v: Result<serde_json::Value, _> = serde_json::from_slice(&out.text);
-        assert!(v.is_ok(), "serde_json rejects {:?}", String::from_utf8_lossy(&out.text));
+        assert!(
+            v.is_ok(),
+            "serde_json rejects {:?}",
+            String::from_utf8_lossy(&out.text)
+        );
     }
 }
 
