@@ -111,6 +111,25 @@ impl Partial {
     /// # Errors
     /// [`ErrorKind::Partial`] if `v` is not an array of strings and nulls.
     pub fn from_json_value(v: &serde_json::Value) -> Result<Partial> {
+        Partial::from_json_nulls(v).map(|(p, _)| p)
+    }
+
+    /// As [`Partial::from_json_value`], with the hole each `null` became:
+    /// adjacent nulls share one hole (two holes side by side are one), so
+    /// give the fills back per `null` with [`Partial::fills_per_null`].
+    ///
+    /// ```
+    /// let v = serde_json::json!(["[", null, null, "]"]);
+    /// let (p, holes) = cdiff::Partial::from_json_nulls(&v)?;
+    /// assert_eq!((p.n_holes(), holes), (1, vec![0, 0]));
+    /// let per_null = cdiff::Partial::fills_per_null(&[0, 0], &[b"1, 2".to_vec()]);
+    /// assert_eq!(per_null, vec![b"1, 2".to_vec(), Vec::new()]);
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Partial`] if `v` is not an array of strings and nulls.
+    pub fn from_json_nulls(v: &serde_json::Value) -> Result<(Partial, Vec<usize>)> {
         let arr = v.as_array().ok_or_else(|| {
             Error::new(
                 ErrorKind::Partial,
@@ -118,9 +137,13 @@ impl Partial {
             )
         })?;
         let mut p = Partial::new();
+        let mut nulls = Vec::new();
         for (i, item) in arr.iter().enumerate() {
             match item {
-                serde_json::Value::Null => p.push_hole(),
+                serde_json::Value::Null => {
+                    p.push_hole();
+                    nulls.push(p.n_holes() - 1);
+                }
                 serde_json::Value::String(s) => p.push_text(s),
                 other => {
                     return Err(Error::new(
@@ -132,7 +155,25 @@ impl Partial {
                 }
             }
         }
-        Ok(p)
+        Ok((p, nulls))
+    }
+
+    /// One fill per `null` of a JSON partial output from one fill per hole:
+    /// `nulls[k]` is the hole of the `k`-th null ([`Partial::from_json_nulls`]);
+    /// the first null of a hole gets its fill, the others the empty string.
+    pub fn fills_per_null(nulls: &[usize], fills: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut prev = None;
+        nulls
+            .iter()
+            .map(|&h| {
+                let first = prev != Some(h);
+                prev = Some(h);
+                match fills.get(h) {
+                    Some(f) if first => f.clone(),
+                    _ => Vec::new(),
+                }
+            })
+            .collect()
     }
 
     /// The canonical segments.

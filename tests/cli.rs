@@ -581,3 +581,22 @@ fn decode_settings_out_of_range_exit_2() {
         );
     }
 }
+
+/// Issue 16: `["[", null, null, "]"]` printed one fill for two nulls.
+#[test]
+fn check_prints_one_fill_per_null() {
+    let o = cdiff_stdin(
+        &["check", "--json", "-g", JSON_GRAMMAR, "-"],
+        r#"["[", null, null, "]"]"#,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["completion"].as_array().unwrap().len(), 2, "{v}");
+    let fills: String = v["completion"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(format!("[{fills}]"), v["text"].as_str().unwrap());
+}

@@ -118,3 +118,48 @@ fn doubling_grammar_witness_is_refused_not_aborted() {
     let v = c.completable(&p).unwrap();
     assert_eq!(v.completion().unwrap().text, b"aa");
 }
+
+/// Issue 16: `start: "a" "b"` with `%ignore "a"`: the engine said "not
+/// completable" for `ab` and the recognizer accepted it. As in Lark, an
+/// ignored terminal is always dropped, in both; the grammar says so.
+#[test]
+fn ignored_terminal_named_by_a_rule_is_dropped_by_engine_and_recognizer() {
+    let g = Grammar::from_lark("start: \"a\" \"b\"\n%ignore \"a\"\n", None).unwrap();
+    assert_eq!(g.ignored_but_used(), vec!["\"a\""]);
+    let c = Constraint::compile(&g).unwrap();
+    let r = Recognizer::new(&g).unwrap();
+    for text in [&b"ab"[..], b"b", b"aab"] {
+        assert_eq!(
+            c.check(&Partial::complete(text)).unwrap(),
+            r.accepts(text).unwrap(),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+    }
+    assert!(!r.accepts(b"ab").unwrap());
+}
+
+/// Issue 16: `\p{L}` in a Lark regex was escaped into `\p\{L\}` and refused.
+#[test]
+fn unicode_class_in_a_lark_regex_is_kept() {
+    let g = Grammar::from_lark("start: W\nW: /[\\p{Lu}0-9]\\p{L}*/\n", None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    assert!(c.check(&Partial::complete("Éte")).unwrap());
+    assert!(c.check(&Partial::complete("9é")).unwrap());
+    assert!(!c.check(&Partial::complete("é9")).unwrap());
+    let e = Grammar::from_lark("start: W\nW: /(a)\\1/\n", None).unwrap_err();
+    assert!(e.to_string().contains("not regular"), "{e}");
+}
+
+/// Issue 16: a schema with `{"type": "integr"}` said "the grammar's language
+/// is empty"; it names the type and where it is.
+#[test]
+fn unknown_schema_type_is_named_with_its_pointer() {
+    let e =
+        Grammar::from_json_schema_str(r#"{"properties": {"n": {"type": "integr"}}}"#).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("\"integr\"") && m.contains("#/properties/n/type"),
+        "{m}"
+    );
+}

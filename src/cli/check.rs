@@ -42,8 +42,15 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
             } else {
                 read_text(path)?
             };
-            let p = Partial::from_json(&text).map_err(|e| CliError::lib(path, e))?;
-            let o = checker.check(&p)?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| {
+                CliError::lib(
+                    path,
+                    cdiff::Error::new(cdiff::ErrorKind::Partial, format!("invalid JSON: {e}")),
+                )
+            })?;
+            let (p, nulls) = Partial::from_json_nulls(&v).map_err(|e| CliError::lib(path, e))?;
+            let mut o = checker.check(&p)?;
+            o.nulls = nulls;
             if let Some(r) = o.recognizer {
                 if r != o.verdict.is_completable() {
                     warn_disagreement(None, o.verdict.is_completable(), r);
@@ -167,6 +174,8 @@ struct Checker<'a> {
 /// The result of one check.
 struct Outcome {
     verdict: Verdict,
+    /// The hole of each `null` of the input (one fill is printed per null).
+    nulls: Vec<usize>,
     micros: f64,
     /// The independent recognizer's answer, for partial outputs without holes.
     recognizer: Option<bool>,
@@ -184,6 +193,7 @@ impl Checker<'_> {
             None
         };
         Ok(Outcome {
+            nulls: (0..p.n_holes()).collect(),
             verdict,
             micros,
             recognizer,
@@ -223,7 +233,8 @@ impl Outcome {
             (
                 "completion",
                 done.map_or(Value::Null, |d| {
-                    Value::Array(d.fills.iter().map(|x| lossy(x)).collect())
+                    let per_null = Partial::fills_per_null(&self.nulls, &d.fills);
+                    Value::Array(per_null.iter().map(|x| lossy(x)).collect())
                 }),
             ),
             ("text", done.map_or(Value::Null, |d| lossy(&d.text))),
@@ -246,7 +257,10 @@ fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
         Some(d) => {
             writeln!(out, "completable")?;
             writeln!(out, "text: {:?}", String::from_utf8_lossy(&d.text))?;
-            for (i, fill) in d.fills.iter().enumerate() {
+            for (i, fill) in Partial::fills_per_null(&o.nulls, &d.fills)
+                .iter()
+                .enumerate()
+            {
                 writeln!(out, "hole {}: {:?}", i + 1, String::from_utf8_lossy(fill))?;
             }
         }
@@ -342,8 +356,9 @@ fn check_line(checker: &mut Checker<'_>, buf: &[u8], n: usize) -> Result<Option<
         .as_object()
         .ok_or("expected a JSON object with a \"partial\" array")?;
     let partial = obj.get("partial").ok_or("no \"partial\" field")?;
-    let p = Partial::from_json_value(partial).map_err(|e| e.to_string())?;
-    let o = checker.check(&p).map_err(|e| e.to_string())?;
+    let (p, nulls) = Partial::from_json_nulls(partial).map_err(|e| e.to_string())?;
+    let mut o = checker.check(&p).map_err(|e| e.to_string())?;
+    o.nulls = nulls;
     if let Some(r) = o.recognizer {
         if r != o.verdict.is_completable() {
             warn_disagreement(Some(n), o.verdict.is_completable(), r);

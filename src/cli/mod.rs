@@ -186,8 +186,15 @@ fn read_text(path: &Path) -> Result<String, CliError> {
 /// Reads and parses a grammar file: GBNF for `.gbnf`, the Lark dialect otherwise.
 fn load_grammar(path: &Path, start: Option<&str>) -> Result<Grammar, CliError> {
     let src = read_text(path)?;
-    Grammar::from_file_text(&path.to_string_lossy(), &src, start)
-        .map_err(|e| CliError::lib(path, e))
+    let g = Grammar::from_file_text(&path.to_string_lossy(), &src, start)
+        .map_err(|e| CliError::lib(path, e))?;
+    for name in g.ignored_but_used() {
+        eprintln!(
+            "cdiff: warning: {}: terminal {name} is %ignore'd, so the rules that name it can never see it",
+            path.display()
+        );
+    }
+    Ok(g)
 }
 
 /// The library configuration, with the work budget overridden if asked.

@@ -66,6 +66,33 @@ pub struct Grammar {
 const MAX_DISPLAY_DEPTH: usize = 200;
 
 impl Grammar {
+    /// Names of `%ignore`d terminals that a rule also names. As in Lark, an
+    /// ignored terminal is always dropped from the token stream, so such a
+    /// rule can never see it (cdiff's engine and recognizer agree on that);
+    /// the CLI warns about each.
+    pub fn ignored_but_used(&self) -> Vec<&str> {
+        fn visit(e: &Expr, out: &mut Vec<TermId>) {
+            match e {
+                Expr::Term(t) => out.push(*t),
+                Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|x| visit(x, out)),
+                Expr::Opt(x) | Expr::Star(x) | Expr::Plus(x) => visit(x, out),
+                Expr::Empty | Expr::Rule(_) => {}
+            }
+        }
+        let mut used = Vec::new();
+        for r in &self.rules {
+            visit(&r.expr, &mut used);
+        }
+        let mut names: Vec<&str> = self
+            .ignore
+            .iter()
+            .filter(|t| used.contains(t))
+            .filter_map(|t| self.terminals.get(t.0 as usize).map(|x| x.name.as_str()))
+            .collect();
+        names.dedup();
+        names
+    }
+
     fn fmt_expr(
         &self,
         e: &Expr,

@@ -852,7 +852,19 @@ fn translate_regex(body: &str, pos: Pos, owner: &str) -> Result<String> {
                 match n {
                     Some('Z') => out.push_str(r"\z"),
                     Some(d) if d.is_ascii_digit() && d != '0' && !in_class => {
-                        return Err(bad("a backreference"));
+                        return Err(bad("a backreference (its language is not regular)"));
+                    }
+                    Some(p @ ('p' | 'P')) if c.get(i + 2) == Some(&'{') => {
+                        // A Unicode class `\p{L}`, kept whole (as the
+                        // `regex` module that Lark can use reads it).
+                        let Some(len) = c[i + 2..].iter().position(|&x| x == '}') else {
+                            return Err(bad("an unterminated \\p{...} class"));
+                        };
+                        out.push('\\');
+                        out.push(p);
+                        out.extend(&c[i + 2..=i + 2 + len]);
+                        i += 3 + len;
+                        continue;
                     }
                     Some(d) => {
                         out.push('\\');

@@ -14,8 +14,9 @@
 //!    terminal of each lexeme is a choice.
 //! 2. **Parsing.** The text is accepted when, for every lexeme, one can choose
 //!    either to skip it (allowed only when an ignored terminal matches it) or
-//!    one of its terminals, so that the chosen terminal sequence is derived
-//!    from the start rule.
+//!    one of its terminals that is not ignored (as in Lark, an ignored
+//!    terminal is always dropped, even where a rule names it), so that the
+//!    chosen terminal sequence is derived from the start rule.
 //!
 //! Longest matches are found by simulating a byte-level NFA of every
 //! terminal (built from `regex-syntax`), without priorities, so `a|ab` on
@@ -161,9 +162,18 @@ impl Recognizer {
         let Some(lexemes) = self.lex_checked(text)? else {
             return Ok(false);
         };
+        // As in Lark, an ignored terminal is always dropped from the token
+        // stream, even where a rule names it: only the lexeme's other
+        // terminals can be used.
         let terms: Vec<Vec<u32>> = lexemes
             .iter()
-            .map(|l| l.terminals.iter().map(|t| t.0).collect())
+            .map(|l| {
+                l.terminals
+                    .iter()
+                    .filter(|t| !self.ignored[t.0 as usize])
+                    .map(|t| t.0)
+                    .collect()
+            })
             .collect();
         let tokens: Vec<(&[u32], bool)> = terms
             .iter()

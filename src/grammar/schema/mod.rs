@@ -798,6 +798,12 @@ impl<'a> Builder<'a> {
                         "type at {ptr} is not a type name or a list of them"
                     )));
                 }
+                if let Some(bad) = s.iter().find(|x| !TYPES.contains(&x.as_str())) {
+                    return Err(err(format!(
+                        "unknown type {bad:?} at {ptr}/type (the types are {})",
+                        TYPES.join(", ")
+                    )));
+                }
                 s
             }
         };
@@ -1318,8 +1324,11 @@ impl<'a> Builder<'a> {
                 (if ex && f == v { f - 1.0 } else { f }) as i128
             })
         });
-        if lo.is_some_and(|(v, _)| v.abs() >= LIMIT) || hi.is_some_and(|(v, _)| v.abs() >= LIMIT) {
+        if lo.is_some_and(|(v, _)| v.abs() >= LIMIT) {
             self.report("minimum", ptr, "bounds beyond 1e30 are not enforced", true)?;
+        }
+        if hi.is_some_and(|(v, _)| v.abs() >= LIMIT) {
+            self.report("maximum", ptr, "bounds beyond 1e30 are not enforced", true)?;
         }
         let pat = if integer {
             number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"))
@@ -1328,15 +1337,15 @@ impl<'a> Builder<'a> {
             // are integers, widened otherwise.
             let frac_lo = lo.and_then(|(v, _)| (v.abs() < LIMIT).then(|| v.floor() as i128));
             let frac_hi = hi.and_then(|(v, _)| (v.abs() < LIMIT).then(|| v.ceil() as i128));
-            if lo.is_some_and(|(v, _)| v.fract() != 0.0)
-                || hi.is_some_and(|(v, _)| v.fract() != 0.0)
-            {
-                self.report(
-                    "minimum",
-                    ptr,
-                    "a non-integer bound is widened to the next integer for numbers with a fraction",
-                    true,
-                )?;
+            for (keyword, bound) in [("minimum", lo), ("maximum", hi)] {
+                if bound.is_some_and(|(v, _)| v.fract() != 0.0) {
+                    self.report(
+                        keyword,
+                        ptr,
+                        "a non-integer bound is widened to the next integer for numbers with a fraction",
+                        true,
+                    )?;
+                }
             }
             let ints = number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"));
             let fracs = number::fraction_range(frac_lo, frac_hi);
