@@ -4,7 +4,8 @@
 //!
 //! [`load_causal`] reads a Hugging Face model directory (or an alias in the
 //! local hub cache): `config.json` picks the family by `model_type`, the
-//! weights are the (sharded) safetensors, `tokenizer.json` the tokenizer, and
+//! weights are the (sharded) safetensors, `tokenizer.json` (or the slow
+//! `vocab.json` + `merges.txt`, see [`Tokenizer::from_dir`]) the tokenizer, and
 //! the FIM prompt format comes from the tokenizer's special tokens
 //! ([`FimFormat::detect`]). The model keeps a KV cache: [`CausalModel::forward`]
 //! takes the new tokens and the number already in the cache.
@@ -489,16 +490,12 @@ pub fn load_causal(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<
         ))
     })?;
     let cfg = normalize_config(family, raw)?;
-    let tok_path = dir.join("tokenizer.json");
-    if !tok_path.is_file() {
-        return Err(model_error(format!("{} not found", tok_path.display())));
-    }
-    let tokenizer = Tokenizer::from_file(&tok_path)?;
+    let tokenizer = Tokenizer::from_dir(&dir)?;
     let vocab_size = usize_field(&cfg, "vocab_size")?;
     if tokenizer.n_tokens() > vocab_size {
         return Err(model_error(format!(
             "tokenizer {} has {} tokens but the model has only {vocab_size} rows",
-            tok_path.display(),
+            tokenizer.origin(),
             tokenizer.n_tokens()
         )));
     }

@@ -16,7 +16,12 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// The fields of Dream's Hugging Face `config.json` this implementation uses
 /// (unknown fields are ignored).
+///
+/// RoPE's base is read from `rope_theta` or, as transformers ≥ 5 writes
+/// configs, from `rope_parameters: {"rope_theta": ..., "rope_type":
+/// "default"}` (see [`normalize_rope`]).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(remote = "Self")]
 pub struct Config {
     /// Embedding rows (and logits width).
     pub vocab_size: usize,
@@ -40,9 +45,95 @@ pub struct Config {
     /// Activation of the MLP (only `silu` is supported).
     #[serde(default = "default_act")]
     pub hidden_act: String,
-    /// RoPE scaling (only `null` is supported).
+    /// RoPE scaling (only `null` or type `default` is supported).
     #[serde(default)]
     pub rope_scaling: Option<serde_json::Value>,
+}
+
+impl<'de> Deserialize<'de> for Config {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Config, D::Error> {
+        use serde::de::Error as _;
+        let mut v = serde_json::Value::deserialize(d)?;
+        normalize_rope(&mut v).map_err(|e| D::Error::custom(e.message()))?;
+        Config::deserialize(v).map_err(D::Error::custom)
+    }
+}
+
+/// Reads transformers ≥ 5's `rope_parameters` into the older fields: its
+/// `rope_theta` becomes the config's `rope_theta` (both present must agree),
+/// and a `rope_type` other than `default` is refused (cdiff runs no RoPE
+/// scaling). A config without `rope_parameters` is left as it is.
+///
+/// # Errors
+/// [`ErrorKind::Model`] naming the field.
+pub fn normalize_rope(cfg: &mut serde_json::Value) -> Result<()> {
+    let Some(params) = cfg.get("rope_parameters").filter(|p| !p.is_null()) else {
+        return Ok(());
+    };
+    let Some(params) = params.as_object() else {
+        return Err(Error::new(
+            ErrorKind::Model,
+            format!("config: rope_parameters must be an object, found {params}"),
+        ));
+    };
+    if let Some(t) = params.get("rope_type").or_else(|| params.get("type")) {
+        if t.as_str() != Some("default") {
+            return Err(Error::new(
+                ErrorKind::Model,
+                format!(
+                    "config: rope_parameters.rope_type {t} is not supported (cdiff runs RoPE \
+                     without scaling: only \"default\")"
+                ),
+            ));
+        }
+    }
+    let Some(theta) = params.get("rope_theta").filter(|t| !t.is_null()).cloned() else {
+        return Ok(());
+    };
+    if !theta.is_number() {
+        return Err(Error::new(
+            ErrorKind::Model,
+            format!("config: rope_parameters.rope_theta must be a number, found {theta}"),
+        ));
+    }
+    match cfg.get("rope_theta").filter(|t| !t.is_null()) {
+        Some(old) if old.as_f64() != theta.as_f64() => Err(Error::new(
+            ErrorKind::Model,
+            format!("config: rope_theta {old} and rope_parameters.rope_theta {theta} disagree"),
+        )),
+        _ => {
+            if let Some(o) = cfg.as_object_mut() {
+                o.insert("rope_theta".to_string(), theta);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks a config's `rope_scaling`: absent, `null`, or an object whose
+/// `rope_type` (or `type`) is `default` (no scaling).
+///
+/// # Errors
+/// [`ErrorKind::Model`] naming the scaling type.
+pub(crate) fn check_rope_scaling(scaling: Option<&serde_json::Value>, model: &str) -> Result<()> {
+    let Some(v) = scaling.filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    let kind = v.get("rope_type").or_else(|| v.get("type"));
+    if kind.and_then(|k| k.as_str()) == Some("default") {
+        return Ok(());
+    }
+    let what = match kind {
+        Some(k) => format!("type {k}"),
+        None => v.to_string(),
+    };
+    Err(Error::new(
+        ErrorKind::Model,
+        format!(
+            "config: rope_scaling {what} is not supported for {model} (cdiff runs RoPE without \
+             scaling: only null or \"default\")"
+        ),
+    ))
 }
 
 fn default_act() -> String {
@@ -76,12 +167,7 @@ impl Config {
                 ),
             ));
         }
-        if self.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
-            return Err(Error::new(
-                ErrorKind::Model,
-                "config: rope_scaling is not supported",
-            ));
-        }
+        check_rope_scaling(self.rope_scaling.as_ref(), "Dream")?;
         if !valid_positive(self.rope_theta) || !valid_non_negative(self.rms_norm_eps) {
             return Err(Error::new(
                 ErrorKind::Model,

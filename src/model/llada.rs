@@ -11,16 +11,18 @@ use candle_nn::{embedding, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm,
 use serde::Deserialize;
 
 use super::dream::{
-    bidirectional_attention, check_heads, check_ids, rope_tables, valid_non_negative,
-    valid_positive,
+    bidirectional_attention, check_heads, check_ids, check_rope_scaling, normalize_rope,
+    rope_tables, valid_non_negative, valid_positive,
 };
 use super::load::model_err;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The fields of LLaDA's `config.json` this implementation uses (unknown
 /// fields are ignored; those that select unsupported variants are checked by
-/// [`Config::validate`]).
+/// [`Config::validate`]). RoPE's base is read from `rope_theta` or from
+/// transformers ≥ 5's `rope_parameters` (see [`normalize_rope`]).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(remote = "Self")]
 pub struct Config {
     /// Width of the residual stream.
     pub d_model: usize,
@@ -81,6 +83,18 @@ pub struct Config {
     /// Logit scaling (only `false`).
     #[serde(default)]
     pub scale_logits: bool,
+    /// RoPE scaling (only absent, `null` or type `default`).
+    #[serde(default)]
+    pub rope_scaling: Option<serde_json::Value>,
+}
+
+impl<'de> Deserialize<'de> for Config {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Config, D::Error> {
+        use serde::de::Error as _;
+        let mut v = serde_json::Value::deserialize(d)?;
+        normalize_rope(&mut v).map_err(|e| D::Error::custom(e.message()))?;
+        Config::deserialize(v).map_err(D::Error::custom)
+    }
 }
 
 fn default_ratio() -> usize {
@@ -171,7 +185,7 @@ impl Config {
         if !valid_positive(self.rope_theta) || !valid_non_negative(self.rms_norm_eps) {
             return unsupported("rope_theta must be positive and rms_norm_eps non-negative");
         }
-        Ok(())
+        check_rope_scaling(self.rope_scaling.as_ref(), "LLaDA")
     }
 }
 

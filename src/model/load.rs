@@ -2,9 +2,17 @@
 //! local Hugging Face cache, offline.
 //!
 //! A model directory holds `config.json`, the weights (`model.safetensors`,
-//! or shards listed by `model.safetensors.index.json`), `tokenizer.json` and
-//! optionally `tokenizer_config.json` (chat template, special tokens).
+//! or shards listed by `model.safetensors.index.json`), the tokenizer
+//! (`tokenizer.json`, or the slow files `vocab.json` + `merges.txt`; see
+//! [`Tokenizer::from_dir`]) and optionally `tokenizer_config.json` (chat
+//! template, special tokens).
+//!
+//! Model files are untrusted input: weight files must lie inside the
+//! directory, their safetensors headers are checked (float dtypes only,
+//! offsets inside the file) and every tensor's name and shape is compared
+//! with the config before any weight is read.
 
+use std::collections::HashMap;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -273,11 +281,25 @@ pub(crate) fn read_json(path: &Path) -> Result<Value> {
 
 /// The safetensors files of a model directory: the shards named by
 /// `model.safetensors.index.json`, else `model.safetensors`, else every
-/// `*.safetensors` file.
+/// `*.safetensors` file. Model files are untrusted input, so every file must
+/// lie inside the model directory (an index entry that is absolute, has a
+/// `..` component or resolves through a symlink to somewhere else is
+/// refused; in a Hugging Face cache snapshot, symlinks into the repository's
+/// `blobs` folder are what the cache is made of and are followed), and its
+/// safetensors header is checked ([`tensor_index`]: well-formed, offsets in
+/// the file, only F32, F16 and BF16 tensors).
 ///
 /// # Errors
-/// [`ErrorKind::Model`]: bad index, missing shard, no weights.
+/// [`ErrorKind::Model`], one line naming the file: bad index, missing
+/// shard, a path outside the directory, a bad header or dtype, no weights.
 pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let files = weight_paths(dir)?;
+    tensor_index(&files)?;
+    Ok(files)
+}
+
+/// [`weight_files`] without the header checks.
+fn weight_paths(dir: &Path) -> Result<Vec<PathBuf>> {
     let index = dir.join("model.safetensors.index.json");
     if index.is_file() {
         let v = read_json(&index)?;
@@ -285,7 +307,15 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
             .get("weight_map")
             .and_then(Value::as_object)
             .ok_or_else(|| model_error(format!("{}: no \"weight_map\" object", index.display())))?;
-        let mut files: Vec<&str> = map.values().filter_map(Value::as_str).collect();
+        let mut files: Vec<&str> = Vec::new();
+        for (tensor, f) in map {
+            files.push(f.as_str().ok_or_else(|| {
+                model_error(format!(
+                    "{}: weight_map entry {tensor:?} is not a file name",
+                    index.display()
+                ))
+            })?);
+        }
         files.sort_unstable();
         files.dedup();
         if files.is_empty() {
@@ -296,7 +326,19 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
         }
         let mut out = Vec::new();
         for f in files {
-            let p = dir.join(f);
+            let relative = Path::new(f);
+            let plain = !f.is_empty()
+                && relative
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                return Err(model_error(format!(
+                    "{}: weight_map names {f:?}, which is not a file inside the model directory \
+                     (absolute paths and .. are refused)",
+                    index.display()
+                )));
+            }
+            let p = dir.join(relative);
             if !p.is_file() {
                 return Err(model_error(format!(
                     "shard {} named by {} is missing",
@@ -304,18 +346,20 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
                     index.display()
                 )));
             }
+            check_inside(dir, &p, &format!("{} names {f:?}, which", index.display()))?;
             out.push(p);
         }
         return Ok(out);
     }
     let single = dir.join("model.safetensors");
     if single.is_file() {
+        check_inside(dir, &single, &single.display().to_string())?;
         return Ok(vec![single]);
     }
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| model_err(&format!("cannot list {}", dir.display()), e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "safetensors"))
         .collect();
     out.sort();
     if out.is_empty() {
@@ -324,7 +368,208 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
             dir.display()
         )));
     }
+    for p in &out {
+        check_inside(dir, p, &p.display().to_string())?;
+    }
     Ok(out)
+}
+
+/// Checks that `file` (a path under `dir`) resolves to a file inside `dir`,
+/// or, when `dir` is a Hugging Face cache snapshot
+/// (`models--ORG--NAME/snapshots/REV`), inside that repository's `blobs`.
+/// `what` starts the message ("X is a symlink to ...").
+fn check_inside(dir: &Path, file: &Path, what: &str) -> Result<()> {
+    let canon = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| model_err(&format!("cannot resolve {}", p.display()), e))
+    };
+    let root = canon(dir)?;
+    let target = canon(file)?;
+    if target.starts_with(&root) {
+        return Ok(());
+    }
+    let blobs = root.parent().and_then(|snapshots| {
+        let repo = snapshots.parent()?;
+        let is_snapshot = snapshots.file_name()? == "snapshots"
+            && repo.file_name()?.to_str()?.starts_with("models--");
+        is_snapshot.then(|| repo.join("blobs"))
+    });
+    if blobs.is_some_and(|b| target.starts_with(b)) {
+        return Ok(());
+    }
+    Err(model_error(format!(
+        "{what} resolves to {}, outside the model directory {} (weights must lie inside it)",
+        target.display(),
+        root.display()
+    )))
+}
+
+/// A tensor as a safetensors header describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorEntry {
+    /// The file holding it.
+    pub file: PathBuf,
+    /// Its dtype as the header spells it (`F32`, `BF16`, ...).
+    pub dtype: String,
+    /// Its shape.
+    pub shape: Vec<usize>,
+}
+
+/// Largest safetensors header read (the format's own limit is 100 MB).
+const MAX_HEADER: u64 = 100_000_000;
+
+/// The dtypes cdiff reads weights in.
+const FLOAT_DTYPES: &[&str] = &["F32", "F16", "BF16"];
+
+/// Reads the header of one safetensors file and checks it: a JSON object of
+/// tensors with a float dtype (F32, F16, BF16), a shape and data offsets that
+/// lie in the file and match the shape's byte size, without overlaps.
+///
+/// # Errors
+/// [`ErrorKind::Model`], one line naming the file and tensor.
+pub fn safetensors_header(path: &Path) -> Result<Vec<(String, TensorEntry)>> {
+    use std::io::Read;
+    let bad =
+        |what: String| model_error(format!("bad safetensors file {}: {what}", path.display()));
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| model_err(&format!("cannot open {}", path.display()), e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| model_err(&format!("cannot read {}", path.display()), e))?
+        .len();
+    let mut n = [0u8; 8];
+    f.read_exact(&mut n)
+        .map_err(|_| bad("shorter than its 8-byte header length".to_string()))?;
+    let n = u64::from_le_bytes(n);
+    if n > MAX_HEADER || n > len - 8 {
+        return Err(bad(format!(
+            "header length {n} exceeds the file ({len} bytes) or the 100 MB limit"
+        )));
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header)
+        .map_err(|e| bad(format!("cannot read the header: {e}")))?;
+    let v: Value =
+        serde_json::from_slice(&header).map_err(|e| bad(format!("the header is not JSON: {e}")))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("the header is not a JSON object".to_string()))?;
+    let data_len = len - 8 - n;
+    let mut out = Vec::new();
+    let mut spans = Vec::new();
+    for (name, t) in obj {
+        if name == "__metadata__" {
+            continue;
+        }
+        let dtype = t
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(format!("tensor {name} has no dtype")))?;
+        if !FLOAT_DTYPES.contains(&dtype) {
+            return Err(model_error(format!(
+                "tensor {name} in {} has dtype {dtype}; only F32, F16 and BF16 weights are accepted",
+                path.display()
+            )));
+        }
+        let shape: Vec<usize> = t
+            .get("shape")
+            .and_then(Value::as_array)
+            .and_then(|a| {
+                a.iter()
+                    .map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+                    .collect()
+            })
+            .ok_or_else(|| bad(format!("tensor {name} has no valid shape")))?;
+        let offsets: Vec<u64> = t
+            .get("data_offsets")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(Value::as_u64).collect())
+            .ok_or_else(|| bad(format!("tensor {name} has no valid data_offsets")))?;
+        let elt = if dtype == "F32" { 4u64 } else { 2 };
+        let bytes = shape
+            .iter()
+            .try_fold(elt, |acc, &d| acc.checked_mul(d as u64));
+        let ok = offsets.len() == 2
+            && offsets[0] <= offsets[1]
+            && offsets[1] <= data_len
+            && bytes == Some(offsets[1] - offsets[0]);
+        if !ok {
+            return Err(bad(format!(
+                "tensor {name} ({dtype} {shape:?}) has data_offsets {offsets:?} that do not fit its \
+                 size or the file's {data_len} data bytes"
+            )));
+        }
+        spans.push((offsets[0], offsets[1], name.clone()));
+        out.push((
+            name.clone(),
+            TensorEntry {
+                file: path.to_path_buf(),
+                dtype: dtype.to_string(),
+                shape,
+            },
+        ));
+    }
+    spans.sort();
+    for w in spans.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err(bad(format!("tensors {} and {} overlap", w[0].2, w[1].2)));
+        }
+    }
+    Ok(out)
+}
+
+/// Every tensor of the weight files, by name, from their headers (see
+/// [`safetensors_header`]).
+///
+/// # Errors
+/// [`ErrorKind::Model`]: a bad header, a non-float dtype, or a tensor in two
+/// files.
+pub fn tensor_index(files: &[PathBuf]) -> Result<HashMap<String, TensorEntry>> {
+    let mut all: HashMap<String, TensorEntry> = HashMap::new();
+    for f in files {
+        for (name, e) in safetensors_header(f)? {
+            if let Some(prev) = all.get(&name) {
+                return Err(model_error(format!(
+                    "tensor {name} is in two weight files, {} and {}",
+                    prev.file.display(),
+                    f.display()
+                )));
+            }
+            all.insert(name, e);
+        }
+    }
+    Ok(all)
+}
+
+/// Checks that every tensor `expected` names is in `index` with its shape.
+/// `hint` says which config fields a tensor's shape comes from.
+///
+/// # Errors
+/// [`ErrorKind::Model`] naming the first missing or misshapen tensor.
+pub fn check_tensors(
+    index: &HashMap<String, TensorEntry>,
+    expected: &[(String, Vec<usize>)],
+    config: &Path,
+    hint: impl Fn(&str) -> &'static str,
+) -> Result<()> {
+    for (name, shape) in expected {
+        let Some(e) = index.get(name) else {
+            return Err(model_error(format!(
+                "tensor {name} is missing from the weights (config {} needs it)",
+                config.display()
+            )));
+        };
+        if &e.shape != shape {
+            return Err(model_error(format!(
+                "tensor {name} in {} has shape {:?} but config {} needs {shape:?}{}",
+                e.file.display(),
+                e.shape,
+                config.display(),
+                hint(name)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A token id from a config value: a number, or the first of a list.
@@ -359,11 +604,7 @@ pub fn load(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<LoadedM
     }
     let cfg = read_json(&cfg_path)?;
     let arch = detect_arch(&cfg)?;
-    let tok_path = dir.join("tokenizer.json");
-    if !tok_path.is_file() {
-        return Err(model_error(format!("{} not found", tok_path.display())));
-    }
-    let tokenizer = Tokenizer::from_file(&tok_path)?;
+    let tokenizer = Tokenizer::from_dir(&dir)?;
     let tok_cfg_path = dir.join("tokenizer_config.json");
     let tok_cfg = if tok_cfg_path.is_file() {
         read_json(&tok_cfg_path)?
@@ -372,23 +613,30 @@ pub fn load(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<LoadedM
     };
     let bad_cfg =
         |e: serde_json::Error| model_err(&format!("bad config {}", cfg_path.display()), e);
-    let rows = match arch {
+    let (rows, rows_field) = match arch {
         Arch::Dream => {
             let c: dream::Config = serde_json::from_value(cfg.clone()).map_err(bad_cfg)?;
             c.validate()?;
-            c.vocab_size
+            (c.vocab_size, "vocab_size")
         }
         Arch::Llada => {
             let c: llada::Config = serde_json::from_value(cfg.clone()).map_err(bad_cfg)?;
             c.validate()?;
-            c.embedding_rows()
+            let field = if c.embedding_size.is_some() {
+                "embedding_size"
+            } else {
+                "vocab_size"
+            };
+            (c.embedding_rows(), field)
         }
     };
     let n_tokens = tokenizer.n_tokens();
     if n_tokens > rows {
         return Err(model_error(format!(
-            "tokenizer {} has {n_tokens} tokens but the embedding has only {rows} rows",
-            tok_path.display()
+            "tokenizer {} has {n_tokens} tokens but config {} gives the embedding only {rows} rows \
+             ({rows_field}); ids past the embedding could not be embedded",
+            tokenizer.origin(),
+            cfg_path.display()
         )));
     }
     let by_name = |key: &str| token_str(tok_cfg.get(key)).and_then(|s| tokenizer.token_id(s));
@@ -424,7 +672,25 @@ pub fn load(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<LoadedM
             Arch::Dream => ChatFormat::ChatMl,
             Arch::Llada => ChatFormat::Llada,
         });
-    let files = weight_files(&dir)?;
+    let files = weight_paths(&dir)?;
+    // Headers first: dtypes, shapes and names are checked against the config
+    // before any tensor is read.
+    let index = tensor_index(&files)?;
+    let expected = super::init::tensor_shapes(arch, &cfg)?;
+    let hint = |name: &str| -> &'static str {
+        match arch {
+            Arch::Dream if name.contains("embed_tokens") || name.starts_with("lm_head") => {
+                " (rows: vocab_size, columns: hidden_size)"
+            }
+            Arch::Llada
+                if name.ends_with("wte.weight") || name.ends_with("transformer.ff_out.weight") =>
+            {
+                " (rows: embedding_size, else vocab_size; columns: d_model)"
+            }
+            _ => "",
+        }
+    };
+    check_tensors(&index, &expected, &cfg_path, hint)?;
     // SAFETY: the files are memory-mapped read-only; they must not be
     // modified while the model is loaded (as with every mmap-based loader).
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }
