@@ -23,6 +23,7 @@ mod budget;
 mod completable;
 pub mod decode;
 pub mod error;
+pub mod eval;
 pub mod grammar;
 mod hash;
 pub mod infill;

@@ -33,6 +33,10 @@ pub enum Command {
     /// Train a small masked-diffusion LM (LLaDA architecture, byte-level
     /// tokenizer) on a file of texts, one per line, on CPU.
     Train(TrainArgs),
+    /// Evaluate a model as in Mündler et al.: run a benchmark task in each
+    /// mode and seed (records in JSON lines), merge shards, print tables.
+    #[command(subcommand)]
+    Eval(EvalCommand),
 }
 
 /// Arguments of `cdiff train`.
@@ -491,6 +495,175 @@ pub struct BenchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The subcommands of `cdiff eval`.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Run a task: one JSON record per (instance, mode, seed), appended to
+    /// --out as each finishes.
+    Run(Box<EvalRunArgs>),
+    /// Merge result files (shards): one record per key, in canonical order.
+    Merge(EvalMergeArgs),
+    /// Print markdown tables of result files.
+    Report(EvalReportArgs),
+}
+
+/// Benchmark tasks of `cdiff eval run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalTaskArg {
+    /// Multi-region infilling on HumanEval-X C++: random spans removed.
+    MriCpp,
+    /// Multi-region infilling on HumanEval-X C++: whole lines removed.
+    MriCppLines,
+    /// C++ generation with a diffusion LM (not implemented yet).
+    DlmCpp,
+    /// JSON Schema extraction (not implemented yet).
+    Json,
+    /// SMILES generation (not implemented yet).
+    Smiles,
+}
+
+/// When to compile and run programs (functional correctness).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FunctionalArg {
+    /// When g++ is found; otherwise `null` and a warning.
+    Auto,
+    /// Always; a missing g++ is an error.
+    On,
+    /// Never (`functional_ok` and `gxx_syntax_ok` are `null`).
+    Off,
+}
+
+/// Arguments of `cdiff eval run`.
+#[derive(Debug, Args)]
+pub struct EvalRunArgs {
+    /// The task.
+    #[arg(long, value_enum)]
+    pub task: EvalTaskArg,
+
+    /// Regions (spans or lines) removed per instance.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=3))]
+    pub spans: u64,
+
+    /// The model: `gold` (the removed text: validates the harness), an
+    /// autoregressive FIM model (directory or alias, as for infill) or a
+    /// diffusion model (directory, alias or shipped name).
+    #[arg(long, value_name = "gold|DIR_OR_ALIAS")]
+    pub model: String,
+
+    /// Modes, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "vanilla,con-minus,con", value_parser = cdiff::eval::parse_modes)]
+    pub modes: ::std::vec::Vec<cdiff::decode::Mode>,
+
+    /// Decoding seeds: `LO..HI` (inclusive), `N` or a comma-separated list.
+    #[arg(long, value_name = "LO..HI", default_value = "0..3", value_parser = cdiff::eval::parse_seeds)]
+    pub seeds: ::std::vec::Vec<u64>,
+
+    /// Only the first N instances (before sharding).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Read the instances from this JSON-lines file (fields of
+    /// eth-sri/HumanEval-MRI-Cpp; a missing `test` is taken from
+    /// --humaneval) instead of making them.
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+
+    /// HumanEval-X C++ (default: the shipped
+    /// datasets/humaneval-x-cpp/humaneval_cpp.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub humaneval: Option<PathBuf>,
+
+    /// Seed of the instances (which spans are removed).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub data_seed: u64,
+
+    /// The grammar (default: the shipped grammars/cpp.ebnf).
+    #[arg(long, value_name = "FILE")]
+    pub grammar: Option<PathBuf>,
+
+    /// The results file (JSON lines).
+    #[arg(long, value_name = "RESULTS.jsonl")]
+    pub out: PathBuf,
+
+    /// Continue --out: skip the records already in it.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Take every N-th instance starting at I (0-based).
+    #[arg(long, value_name = "I/N", value_parser = cdiff::eval::parse_shard)]
+    pub shard: Option<(usize, usize)>,
+
+    /// Sampling temperature (default: 1 for autoregressive models, as in
+    /// the paper; the diffusion defaults of `decode` otherwise).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+
+    /// Nucleus mass.
+    #[arg(long, default_value_t = 0.95)]
+    pub top_p: f64,
+
+    /// Autoregressive models: tokens per region at most.
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: usize,
+
+    /// Rejections before con-minus gives up / con uses the witness.
+    #[arg(long, default_value_t = 100)]
+    pub max_rejections: usize,
+
+    /// Diffusion models: mask tokens per region.
+    #[arg(long, default_value_t = 32)]
+    pub hole_tokens: usize,
+
+    /// Diffusion models: denoising steps (default: as for infill).
+    #[arg(long)]
+    pub steps: Option<usize>,
+
+    /// Weights' dtype: f32, bf16 or f16.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+
+    /// Compile and run the programs (functional correctness, and g++'s
+    /// syntax check).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub functional: FunctionalArg,
+
+    /// Seconds a compilation may take.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub compile_timeout: f64,
+
+    /// Seconds a test program may run.
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub run_timeout: f64,
+
+    /// No progress lines on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Arguments of `cdiff eval merge`.
+#[derive(Debug, Args)]
+pub struct EvalMergeArgs {
+    /// Result files (shards); for a key in several, the first file wins.
+    #[arg(value_name = "SHARDS", required = true)]
+    pub shards: Vec<PathBuf>,
+
+    /// The merged file (overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `cdiff eval report`.
+#[derive(Debug, Args)]
+pub struct EvalReportArgs {
+    /// Result files.
+    #[arg(value_name = "RESULTS.jsonl", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Also list the instances whose program failed, with why.
+    #[arg(long)]
+    pub failures: bool,
 }
 
 /// Most spans one case may cut.

@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod check;
 mod decode_cmd;
+mod eval_cmd;
 mod grammar_cmd;
 mod infill_cmd;
 mod jsonobj;
@@ -45,6 +46,7 @@ pub fn run() -> Result<(), CliError> {
         args::Command::InitRandom(a) => decode_cmd::init(&a),
         args::Command::Infill(a) => infill_cmd::run(&a),
         args::Command::Train(a) => train_cmd::run(&a),
+        args::Command::Eval(a) => eval_cmd::run(&a),
     }
 }
 

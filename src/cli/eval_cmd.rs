@@ -1,0 +1,591 @@
+//! `cdiff eval run|merge|report`: the benchmarks of Mündler et al. (see
+//! the library module `cdiff::eval` for the procedure).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use candle_core::Device;
+
+use cdiff::decode::{ArchStyle, DecodeConfig, Mode, Remasking};
+use cdiff::eval::metrics::{self, Gxx, Limits, Outcome};
+use cdiff::eval::record::{self, Record};
+use cdiff::eval::tasks::{self, MriInstance, MriKind};
+use cdiff::eval::{mode_name, report};
+use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput};
+use cdiff::model::{
+    load, load_causal, parse_dtype, ArFamily, Arch, LoadedCausal, LoadedModel, Shipped,
+};
+use cdiff::recognize::Recognizer;
+use cdiff::Constraint;
+
+use super::args::{
+    EvalCommand, EvalMergeArgs, EvalReportArgs, EvalRunArgs, EvalTaskArg, FunctionalArg,
+};
+use super::{compile, config, load_grammar, CliError};
+
+/// The shipped HumanEval-X C++ data.
+const HUMANEVAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/datasets/humaneval-x-cpp/humaneval_cpp.jsonl"
+);
+
+/// The shipped C++ grammar.
+const CPP_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
+
+fn lib_err(e: cdiff::Error) -> CliError {
+    CliError::Lib {
+        path: None,
+        error: e,
+    }
+}
+
+/// Runs `cdiff eval ...`.
+pub fn run(c: &EvalCommand) -> Result<(), CliError> {
+    match c {
+        EvalCommand::Run(a) => run_task(a),
+        EvalCommand::Merge(a) => merge(a),
+        EvalCommand::Report(a) => report_cmd(a),
+    }
+}
+
+/// What fills the regions.
+enum Infiller {
+    /// The removed text.
+    Gold,
+    /// An autoregressive FIM model.
+    Ar(Box<LoadedCausal>),
+    /// A diffusion model (with its card's settings if shipped).
+    Dlm(Box<LoadedModel>, Option<&'static Shipped>),
+}
+
+/// Whether `model` (a directory or an alias) is an autoregressive model.
+fn is_autoregressive(model: &str) -> bool {
+    if cdiff::model::causal::ar_alias(model).is_some() {
+        return true;
+    }
+    let Ok(dir) = cdiff::model::load::resolve(model) else {
+        return false;
+    };
+    std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| ArFamily::of_config(&v).is_some())
+}
+
+impl Infiller {
+    fn load(a: &EvalRunArgs) -> Result<Infiller, CliError> {
+        if a.model.eq_ignore_ascii_case("gold") {
+            return Ok(Infiller::Gold);
+        }
+        let dtype = parse_dtype(&a.dtype).map_err(lib_err)?;
+        if is_autoregressive(&a.model) {
+            let m = load_causal(&a.model, &Device::Cpu, dtype).map_err(lib_err)?;
+            Ok(Infiller::Ar(Box::new(m)))
+        } else {
+            let m = load(&a.model, &Device::Cpu, dtype).map_err(lib_err)?;
+            Ok(Infiller::Dlm(Box::new(m), Shipped::by_name(&a.model)))
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Infiller::Gold => "the oracle (removed text)".into(),
+            Infiller::Ar(m) => format!(
+                "autoregressive FIM model ({})",
+                m.model.family().model_type()
+            ),
+            Infiller::Dlm(m, _) => format!("diffusion model ({:?})", m.model.arch()),
+        }
+    }
+
+    /// Fills `inst`'s regions in `mode` with `seed`.
+    fn fill(
+        &mut self,
+        a: &EvalRunArgs,
+        constraint: &Constraint,
+        inst: &MriInstance,
+        mode: Mode,
+        seed: u64,
+    ) -> Result<InfillOutput, cdiff::Error> {
+        let template = inst.template()?;
+        match self {
+            Infiller::Gold => {
+                let fills: Vec<Vec<u8>> = inst
+                    .removed_spans
+                    .iter()
+                    .map(|s| s.as_bytes().to_vec())
+                    .collect();
+                Ok(InfillOutput {
+                    text: template.fill(&fills),
+                    fills,
+                    valid: true,
+                    ..InfillOutput::default()
+                })
+            }
+            Infiller::Ar(m) => {
+                let cfg = ArInfillConfig {
+                    mode,
+                    temperature: a.temperature.unwrap_or(1.0),
+                    top_p: a.top_p,
+                    seed,
+                    max_rejections: a.max_rejections,
+                    max_tokens: a.max_tokens,
+                    placeholder: Vec::new(),
+                };
+                infill_ar(
+                    &mut m.model,
+                    &m.tokenizer,
+                    &m.fim,
+                    Some(constraint),
+                    &template,
+                    &cfg,
+                )
+            }
+            Infiller::Dlm(m, shipped) => {
+                let n = a.hole_tokens * template.n_regions();
+                let cfg = dlm_config(a, m.model.arch(), *shipped, mode, seed, n);
+                infill_diffusion(
+                    &mut m.model,
+                    &m.tokenizer,
+                    &m.special,
+                    Some(constraint),
+                    &[],
+                    &template,
+                    a.hole_tokens,
+                    &cfg,
+                )
+            }
+        }
+    }
+}
+
+/// The diffusion settings over `n` masked tokens, as `cdiff infill` makes
+/// them: the architecture's defaults, a shipped model's card settings, then
+/// the flags given.
+fn dlm_config(
+    a: &EvalRunArgs,
+    arch: Arch,
+    shipped: Option<&Shipped>,
+    mode: Mode,
+    seed: u64,
+    n: usize,
+) -> DecodeConfig {
+    let mut cfg = match arch {
+        Arch::Dream => DecodeConfig::dream(),
+        Arch::Llada => DecodeConfig::llada(),
+    };
+    cfg.arch_style = match arch {
+        Arch::Dream => ArchStyle::Dream,
+        Arch::Llada => ArchStyle::Llada,
+    };
+    cfg.mode = mode;
+    cfg.steps = a
+        .steps
+        .unwrap_or(if shipped.is_some() { n / 2 } else { n })
+        .max(1);
+    if let Some(sh) = shipped {
+        cfg.temperature = sh.temperature;
+        cfg.remasking = Remasking::Random;
+        cfg.block_length = n;
+    }
+    if let Some(t) = a.temperature {
+        cfg.temperature = t;
+    }
+    cfg.top_p = a.top_p;
+    cfg.max_rejections = a.max_rejections;
+    cfg.seed = seed;
+    cfg
+}
+
+/// The instances of the run, before --limit and --shard.
+fn instances(
+    a: &EvalRunArgs,
+    kind: MriKind,
+    rec: &Recognizer,
+) -> Result<Vec<MriInstance>, CliError> {
+    let he_path = a
+        .humaneval
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(HUMANEVAL));
+    let accepts = |t: &str| metrics::syntax_ok(rec, t);
+    match &a.data {
+        Some(path) => {
+            let mut insts: Vec<MriInstance> =
+                tasks::read_jsonl(path).map_err(|e| CliError::lib(path, e))?;
+            // A missing test comes from HumanEval-X, by task id.
+            if insts.iter().any(|i| i.test.is_empty()) {
+                let rows =
+                    tasks::read_humaneval(&he_path).map_err(|e| CliError::lib(&he_path, e))?;
+                let tests: HashMap<&str, &str> = rows
+                    .iter()
+                    .map(|r| (r.task_id.as_str(), r.test.as_str()))
+                    .collect();
+                for i in &mut insts {
+                    if i.test.is_empty() {
+                        if let Some(t) = tests.get(i.task_id()) {
+                            i.test = t.to_string();
+                        }
+                    }
+                }
+            }
+            for i in &insts {
+                if !i.is_consistent() {
+                    return Err(CliError::Input(format!(
+                        "{}: instance {}: splits and removed_spans do not interleave to canonical_solution",
+                        path.display(),
+                        i.instance_id
+                    )));
+                }
+            }
+            Ok(insts)
+        }
+        None => {
+            let rows = tasks::read_humaneval(&he_path).map_err(|e| CliError::lib(&he_path, e))?;
+            Ok(tasks::make_mri(
+                &rows,
+                kind,
+                a.spans as usize,
+                a.data_seed,
+                accepts,
+            ))
+        }
+    }
+}
+
+/// Syntax and functional metrics of one program, cached by text.
+struct Judge {
+    gxx: Option<Gxx>,
+    limits: Limits,
+    cache: HashMap<String, (Option<bool>, Outcome)>,
+}
+
+impl Judge {
+    /// `(gxx_syntax_ok, outcome)` of `head + solution` with `test`.
+    fn judge(
+        &mut self,
+        head: &str,
+        solution: &str,
+        test: &str,
+    ) -> Result<Option<(Option<bool>, Outcome)>, CliError> {
+        let Some(gxx) = &self.gxx else {
+            return Ok(None);
+        };
+        let program = format!("{head}{solution}");
+        if let Some(r) = self.cache.get(&program) {
+            return Ok(Some(r.clone()));
+        }
+        let syn = gxx
+            .syntax_only(&program, self.limits.compile)
+            .map_err(lib_err)?;
+        let outcome = if test.is_empty() {
+            Outcome::CompileError("no test for this instance".into())
+        } else {
+            gxx.compile_and_run(&format!("{program}\n{test}"), &self.limits)
+                .map_err(lib_err)?
+        };
+        self.cache.insert(program, (Some(syn), outcome.clone()));
+        Ok(Some((Some(syn), outcome)))
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
+    let kind = match a.task {
+        EvalTaskArg::MriCpp => MriKind::Spans,
+        EvalTaskArg::MriCppLines => MriKind::Lines,
+        EvalTaskArg::DlmCpp | EvalTaskArg::Json | EvalTaskArg::Smiles => {
+            return Err(CliError::Input(
+                "the DLM tasks (dlm-cpp, json, smiles) are not implemented yet; \
+                 use mri-cpp or mri-cpp-lines"
+                    .into(),
+            ))
+        }
+    };
+    let gpath = a
+        .grammar
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(CPP_GRAMMAR));
+    let grammar = load_grammar(&gpath, None)?;
+    let recognizer = Recognizer::new(&grammar).map_err(|e| CliError::lib(&gpath, e))?;
+    let constraint = compile(&gpath, &grammar, &config(None))?.0;
+
+    let mut insts = instances(a, kind, &recognizer)?;
+    if let Some(l) = a.limit {
+        insts.truncate(l);
+    }
+    if let Some((i, n)) = a.shard {
+        insts = insts
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i)
+            .map(|(_, x)| x)
+            .collect();
+    }
+
+    let (mut out, done) = record::open_for_append(&a.out, a.resume).map_err(lib_err)?;
+    let task = kind.task_name();
+    let mut work = Vec::new();
+    for (k, inst) in insts.iter().enumerate() {
+        for &mode in &a.modes {
+            for &seed in &a.seeds {
+                let key = (
+                    task.to_string(),
+                    inst.instance_id.clone(),
+                    a.model.clone(),
+                    mode_name(mode).to_string(),
+                    seed,
+                );
+                if !done.contains(&key) {
+                    work.push((k, mode, seed));
+                }
+            }
+        }
+    }
+    let skipped = insts.len() * a.modes.len() * a.seeds.len() - work.len();
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: {task}, {} instances × {} modes × {} seeds: {} to run{}",
+            insts.len(),
+            a.modes.len(),
+            a.seeds.len(),
+            work.len(),
+            if skipped > 0 {
+                format!(", {skipped} already in {}", a.out.display())
+            } else {
+                String::new()
+            }
+        );
+    }
+    if work.is_empty() {
+        return Ok(());
+    }
+
+    let gxx = match a.functional {
+        FunctionalArg::Off => None,
+        FunctionalArg::Auto | FunctionalArg::On => {
+            let g = Gxx::find();
+            if g.is_none() {
+                if a.functional == FunctionalArg::On {
+                    return Err(CliError::Input(format!(
+                        "--functional on: no C++ compiler found (g++ on PATH, or ${})",
+                        metrics::GXX_VAR
+                    )));
+                }
+                eprintln!(
+                    "cdiff eval: warning: no C++ compiler found (g++ on PATH, or ${}): \
+                     functional_ok and gxx_syntax_ok are null",
+                    metrics::GXX_VAR
+                );
+            }
+            g
+        }
+    };
+    let mut judge = Judge {
+        gxx,
+        limits: Limits {
+            compile: Duration::from_secs_f64(a.compile_timeout.max(0.001)),
+            run: Duration::from_secs_f64(a.run_timeout.max(0.001)),
+            ..Limits::default()
+        },
+        cache: HashMap::new(),
+    };
+
+    let mut infiller = Infiller::load(a)?;
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: model {}: {}, grammar {}",
+            a.model,
+            infiller.describe(),
+            gpath.display()
+        );
+    }
+    // The head each instance's solution is judged after.
+    let mut heads: HashMap<usize, String> = HashMap::new();
+    let t_start = Instant::now();
+    let (mut errors, total) = (0usize, work.len());
+    for (done_n, &(k, mode, seed)) in work.iter().enumerate() {
+        let inst = &insts[k];
+        let head = heads
+            .entry(k)
+            .or_insert_with(|| {
+                tasks::judged_head(inst, |t| metrics::syntax_ok(&recognizer, t)).to_string()
+            })
+            .clone();
+        let t0 = Instant::now();
+        let res = infiller.fill(a, &constraint, inst, mode, seed);
+        let wall = t0.elapsed();
+        let mut r = Record {
+            instance_id: inst.instance_id.clone(),
+            task: task.to_string(),
+            model: a.model.clone(),
+            mode: mode_name(mode).to_string(),
+            seed,
+            number_spans: Some(inst.number_spans),
+            text: String::new(),
+            fills: Vec::new(),
+            syntax_ok: false,
+            gxx_syntax_ok: None,
+            functional_ok: None,
+            functional_status: None,
+            tokens: 0,
+            ms_model: 0.0,
+            ms_constraint: 0.0,
+            ms_total: wall.as_secs_f64() * 1e3,
+            rejections: 0,
+            used_witness: false,
+            gave_up: false,
+            error: None,
+            extra: serde_json::Map::new(),
+        };
+        match res {
+            Ok(o) => {
+                r.fills = o
+                    .fills
+                    .iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect();
+                r.text = inst.solution(&r.fills);
+                r.syntax_ok = metrics::syntax_ok(&recognizer, &format!("{head}{}", r.text));
+                if let Some((syn, outcome)) = judge.judge(&head, &r.text, &inst.test)? {
+                    r.gxx_syntax_ok = syn;
+                    r.functional_ok = Some(outcome.passed());
+                    r.functional_status = Some(outcome.status());
+                }
+                r.tokens = o.tokens;
+                r.ms_model = o.time_model.as_secs_f64() * 1e3;
+                r.ms_constraint = o.time_constraint.as_secs_f64() * 1e3;
+                r.rejections = o.rejections;
+                r.used_witness = o.used_witness;
+                r.gave_up = o.failed;
+            }
+            Err(e) => {
+                errors += 1;
+                eprintln!(
+                    "cdiff eval: warning: {} {} seed {seed}: {e}",
+                    inst.instance_id,
+                    mode_name(mode)
+                );
+                r.error = Some(e.to_string());
+            }
+        }
+        record::append(&mut out, &r).map_err(|e| CliError::lib(&a.out, e))?;
+        if !a.quiet {
+            let n = done_n + 1;
+            let elapsed = t_start.elapsed();
+            let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
+            let fun = match (&r.error, r.functional_ok) {
+                (Some(_), _) => "error".to_string(),
+                (None, Some(true)) => "functional pass".to_string(),
+                (None, Some(false)) => "functional fail".to_string(),
+                (None, None) => "functional not run".to_string(),
+            };
+            eprintln!(
+                "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}, {fun}, {} tokens, {} rejections, {:.0} ms; ETA {}",
+                r.instance_id,
+                r.mode,
+                if r.syntax_ok { "ok" } else { "bad" },
+                r.tokens,
+                r.rejections,
+                r.ms_total,
+                fmt_duration(eta)
+            );
+        }
+    }
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: {total} records appended to {} in {}{}",
+            a.out.display(),
+            fmt_duration(t_start.elapsed()),
+            if errors > 0 {
+                format!(" ({errors} with a model error, counted as wrong)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Reads result files, warning about lines that are not records.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Vec<Record>>, CliError> {
+    let mut lists = Vec::new();
+    for p in paths {
+        if !p.is_file() {
+            return Err(CliError::Read {
+                path: p.clone(),
+                error: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        let r = record::read_records(p).map_err(|e| CliError::lib(p, e))?;
+        for (line, msg) in &r.bad_lines {
+            eprintln!(
+                "cdiff eval: warning: {}: line {line} is not a record ({msg}); skipped",
+                p.display()
+            );
+        }
+        lists.push(r.records);
+    }
+    Ok(lists)
+}
+
+fn merge(a: &EvalMergeArgs) -> Result<(), CliError> {
+    let lists = read_all(&a.shards)?;
+    let (records, dups) = record::merge(lists);
+    let tmp = tmp_path(&a.out);
+    {
+        let mut f = std::fs::File::create(&tmp).map_err(|e| CliError::Read {
+            path: tmp.clone(),
+            error: e,
+        })?;
+        for r in &records {
+            writeln!(f, "{}", r.to_line()).map_err(CliError::Write)?;
+        }
+        f.flush().map_err(CliError::Write)?;
+    }
+    std::fs::rename(&tmp, &a.out).map_err(CliError::Write)?;
+    eprintln!(
+        "cdiff eval: merged {} records from {} files into {}{}",
+        records.len(),
+        a.shards.len(),
+        a.out.display(),
+        if dups > 0 {
+            format!(" ({dups} duplicates dropped)")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+/// A temporary name beside `path`.
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn report_cmd(a: &EvalReportArgs) -> Result<(), CliError> {
+    let lists = read_all(&a.results)?;
+    let (records, dups) = record::merge(lists);
+    if dups > 0 {
+        eprintln!("cdiff eval: {dups} duplicate records ignored");
+    }
+    let text = report::report(&records, a.failures);
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::Write)
+}
