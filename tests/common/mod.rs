@@ -1,2 +1,3 @@
 pub mod cpp;
+pub mod scratch;
 pub mod shared;
