@@ -205,6 +205,64 @@ fn shipped_json_model_infills_a_json_template() {
 }
 
 #[test]
+fn shipped_cpp_model_infills_humaneval_x_templates() {
+    use cdiff::eval::tasks::{make_mri, read_humaneval, MriKind};
+    let mut m = load("cpp-tiny", &Device::Cpu, DType::F32).unwrap();
+    let g = grammar("cpp.ebnf");
+    let c = Constraint::compile(&g).unwrap();
+    let rec = Recognizer::new(&g).unwrap();
+    let rows =
+        read_humaneval(&root().join("datasets/humaneval-x-cpp/humaneval_cpp.jsonl")).unwrap();
+    // The shortest problems (the model's context is 512 tokens), two per
+    // region count.
+    let mut rows: Vec<_> = rows.into_iter().collect();
+    rows.sort_by_key(|r| r.prompt.len() + r.canonical_solution.len());
+    rows.truncate(40);
+    let mut checked = 0;
+    for n in 1..=3 {
+        let insts = make_mri(&rows, MriKind::Spans, n, 0, |t| {
+            rec.accepts(t.as_bytes()).unwrap()
+        });
+        for inst in insts.iter().take(2) {
+            let t = inst.template().unwrap();
+            assert_eq!(t.n_regions(), n);
+            for mode in [Mode::Con, Mode::Vanilla] {
+                let mut cfg = DecodeConfig::llada();
+                cfg.mode = mode;
+                cfg.seed = 1;
+                cfg.temperature = 0.5;
+                cfg.steps = 8 * n;
+                cfg.block_length = 8 * n;
+                cfg.max_rejections = 30;
+                let out = infill_diffusion(
+                    &mut m.model,
+                    &m.tokenizer,
+                    &m.special,
+                    Some(&c),
+                    &[],
+                    &t,
+                    8,
+                    &cfg,
+                )
+                .unwrap();
+                let what = format!("{} {mode:?}", inst.instance_id);
+                assert_in_place(&t, &out, &what);
+                assert_eq!(out.valid, rec.accepts(&out.text).unwrap(), "{what}");
+                if mode == Mode::Con {
+                    assert!(
+                        out.valid,
+                        "{what}: {:?}",
+                        String::from_utf8_lossy(&out.text)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 6, "two instances per region count");
+}
+
+#[test]
 fn template_that_cannot_be_completed_names_the_chunk() {
     let g = Grammar::from_lark(r#"start: "a" ("b" | "c")* "d""#, None).unwrap();
     let c = Constraint::compile(&g).unwrap();

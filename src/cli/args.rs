@@ -101,8 +101,9 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 10)]
     pub log_every: usize,
 
-    /// Continue from the checkpoint in --out (weights and step; the saved
-    /// hyperparameters are used; optimizer moments restart).
+    /// Continue from the checkpoint in --out: weights, step, data and mask
+    /// streams, and the AdamW moments when its optimizer.safetensors is there
+    /// (else they restart from zero); the saved hyperparameters are used.
     #[arg(long)]
     pub resume: bool,
 
@@ -274,13 +275,11 @@ pub struct InfillArgs {
     #[arg(long, value_name = "DIR_OR_ALIAS")]
     pub model: Option<String>,
 
-    /// The grammar the filled template must be in.
-    #[arg(
-        long,
-        short = 'g',
-        value_name = "FILE",
-        required_unless_present = "json_schema"
-    )]
+    /// The grammar the filled template must be in. Default: the grammar of
+    /// the shipped model named by --model, else, with --hole-marker, of the
+    /// shipped model for the template's extension (.cpp and other C++
+    /// extensions: grammars/cpp.ebnf with cpp-tiny; .json; .smi).
+    #[arg(long, short = 'g', value_name = "FILE")]
     pub grammar: Option<PathBuf>,
 
     /// A JSON Schema instead of a grammar.

@@ -10,7 +10,7 @@ use serde_json::json;
 use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
 use cdiff::model::{
     init_random, init_random_ar, load, parse_dtype, ArFamily, Arch, Denoiser, Shipped, Size,
-    JSON_TINY, SMILES_TINY,
+    JSON_TINY, SHIPPED, SMILES_TINY,
 };
 
 use super::args::{
@@ -26,21 +26,19 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         error: e,
     };
     // Without --model: the shipped model for the grammar given (json.ebnf or
-    // a JSON Schema: json-tiny), else smiles-tiny with its grammar. A shipped
-    // model named by --model brings its grammar too.
+    // a JSON Schema: json-tiny; cpp.ebnf: cpp-tiny), smiles-tiny with its
+    // grammar when no grammar is given, else an error. A shipped model named
+    // by --model brings its grammar too.
     let (model_dir, default_grammar, shipped) = match &a.model {
         Some(m) => {
             let s = Shipped::by_name(m);
             (m.clone(), s.map(|s| std::path::PathBuf::from(s.grammar)), s)
         }
         None => {
-            let s = if a.json_schema.is_some() {
-                &JSON_TINY
+            let s = if a.json_schema.is_none() && a.grammar.is_none() {
+                &SMILES_TINY
             } else {
-                a.grammar
-                    .as_deref()
-                    .and_then(Shipped::for_grammar)
-                    .unwrap_or(&SMILES_TINY)
+                shipped_for(a.json_schema.is_some(), a.grammar.as_deref())?
             };
             if !Path::new(s.dir).join("config.json").is_file() {
                 return Err(CliError::Input(format!(
@@ -269,4 +267,35 @@ pub fn init(a: &InitArgs) -> Result<(), CliError> {
     })?;
     eprintln!("cdiff: wrote {}", a.out.display());
     Ok(())
+}
+
+/// The shipped model for a JSON Schema (`json-tiny`) or for the grammar
+/// given (by file name), or an error listing the shipped models and their
+/// grammars (a grammar no shipped model writes needs `--model`).
+pub(super) fn shipped_for(
+    json_schema: bool,
+    grammar: Option<&Path>,
+) -> Result<&'static Shipped, CliError> {
+    let found = if json_schema {
+        Some(&JSON_TINY)
+    } else {
+        grammar.and_then(Shipped::for_grammar)
+    };
+    found.ok_or_else(|| {
+        let list: Vec<String> = SHIPPED
+            .iter()
+            .map(|s| {
+                let g = Path::new(s.grammar)
+                    .file_name()
+                    .map_or(String::new(), |f| f.to_string_lossy().into_owned());
+                format!("{} (grammars/{g})", s.name)
+            })
+            .collect();
+        CliError::Input(format!(
+            "no --model given and no shipped model writes this grammar: pass --model, or use \
+             the grammar of one of the shipped models: {} (json-tiny also takes \
+             --json-schema)",
+            list.join(", ")
+        ))
+    })
 }

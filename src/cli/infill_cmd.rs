@@ -2,7 +2,7 @@
 //! model or a diffusion model, constrained to a grammar.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
 use candle_core::Device;
 use serde_json::json;
@@ -11,11 +11,11 @@ use cdiff::decode::Mode;
 use cdiff::infill::{
     check_template, infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template,
 };
-use cdiff::model::{load, load_causal, parse_dtype, ArFamily, Shipped, JSON_TINY, SHIPPED};
+use cdiff::model::{load, load_causal, parse_dtype, ArFamily, Shipped};
 
 use super::args::InfillArgs;
 use super::check::load_schema;
-use super::decode_cmd::{dlm_config, mode_of};
+use super::decode_cmd::{dlm_config, mode_of, shipped_for};
 use super::{compile, config, load_grammar, micros, read_bytes, CliError};
 
 fn lib_err(e: cdiff::Error) -> CliError {
@@ -23,31 +23,6 @@ fn lib_err(e: cdiff::Error) -> CliError {
         path: None,
         error: e,
     }
-}
-
-/// The shipped model for the grammar or schema given, or an error listing
-/// the shipped models and their grammars.
-fn shipped_for(a: &InfillArgs) -> Result<&'static Shipped, CliError> {
-    let found = if a.json_schema.is_some() {
-        Some(&JSON_TINY)
-    } else {
-        a.grammar.as_deref().and_then(Shipped::for_grammar)
-    };
-    found.ok_or_else(|| {
-        let list: Vec<String> = SHIPPED
-            .iter()
-            .map(|s| {
-                let g = Path::new(s.grammar)
-                    .file_name()
-                    .map_or(String::new(), |f| f.to_string_lossy().into_owned());
-                format!("{} ({g})", s.name)
-            })
-            .collect();
-        CliError::Input(format!(
-            "no --model given and no shipped model writes this grammar; shipped models: {}",
-            list.join(", ")
-        ))
-    })
 }
 
 /// Whether `model` (a directory or an alias) is an autoregressive model.
@@ -64,6 +39,30 @@ fn is_autoregressive(model: &str) -> bool {
         .is_some_and(|v| ArFamily::of_config(&v).is_some())
 }
 
+/// The grammar of `cdiff infill` when no JSON Schema is given: `--grammar`,
+/// else the grammar of the shipped model named by `--model`, else, for a
+/// `--hole-marker` template, that of the shipped model for the file's
+/// extension (`infill.cpp`: `grammars/cpp.ebnf`).
+fn default_grammar(a: &InfillArgs) -> Result<PathBuf, CliError> {
+    if let Some(g) = &a.grammar {
+        return Ok(g.clone());
+    }
+    let shipped = match &a.model {
+        Some(m) => Shipped::by_name(m),
+        None if a.hole_marker.is_some() => Shipped::for_extension(&a.template),
+        None => None,
+    };
+    match shipped {
+        Some(s) => Ok(PathBuf::from(s.grammar)),
+        None => Err(CliError::Input(
+            "infill needs --grammar or --json-schema (or --model naming a shipped model, or a \
+             --hole-marker template whose extension names a shipped model's language: .cpp, \
+             .json, .smi)"
+                .into(),
+        )),
+    }
+}
+
 /// Runs `cdiff infill`.
 pub fn run(a: &InfillArgs) -> Result<(), CliError> {
     let raw = read_bytes(&a.template)?;
@@ -72,13 +71,11 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
         None => Template::from_json(&String::from_utf8_lossy(&raw)),
     }
     .map_err(|e| CliError::lib(&a.template, e))?;
-    let (grammar, gpath) = match (&a.json_schema, &a.grammar) {
-        (Some(s), _) => (load_schema(s, false)?, s.clone()),
-        (None, Some(g)) => (load_grammar(g, a.start.as_deref())?, g.clone()),
-        (None, None) => {
-            return Err(CliError::Input(
-                "infill needs --grammar or --json-schema".into(),
-            ))
+    let (grammar, gpath) = match &a.json_schema {
+        Some(s) => (load_schema(s, false)?, s.clone()),
+        None => {
+            let g = default_grammar(a)?;
+            (load_grammar(&g, a.start.as_deref())?, g)
         }
     };
     let constraint = compile(&gpath, &grammar, &config(None))?.0;
@@ -89,7 +86,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
     let (model_name, shipped) = match &a.model {
         Some(m) => (m.clone(), Shipped::by_name(m)),
         None => {
-            let s = shipped_for(a)?;
+            let s = shipped_for(a.json_schema.is_some(), Some(&gpath))?;
             (s.dir.to_string(), Some(s))
         }
     };

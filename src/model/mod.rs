@@ -38,6 +38,9 @@ pub struct Shipped {
     pub max_tokens: usize,
     /// Sampling temperature of its card's settings.
     pub temperature: f64,
+    /// File extensions of text in its language (`cdiff infill --hole-marker`
+    /// picks the model and grammar by the template's extension).
+    pub extensions: &'static [&'static str],
 }
 
 /// `models/smiles-tiny`: SMILES, the default of `cdiff decode`.
@@ -47,6 +50,7 @@ pub const SMILES_TINY: Shipped = Shipped {
     grammar: DEFAULT_GRAMMAR,
     max_tokens: 64,
     temperature: 1.0,
+    extensions: &["smi", "smiles"],
 };
 
 /// `models/json-tiny`: JSON documents (also used under a JSON Schema).
@@ -56,10 +60,22 @@ pub const JSON_TINY: Shipped = Shipped {
     grammar: concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf"),
     max_tokens: 128,
     temperature: 0.5,
+    extensions: &["json"],
+};
+
+/// `models/cpp-tiny`: C++ functions (HumanEval-X style), used by `cdiff
+/// infill` and `cdiff decode` for `grammars/cpp.ebnf`.
+pub const CPP_TINY: Shipped = Shipped {
+    name: "cpp-tiny",
+    dir: concat!(env!("CARGO_MANIFEST_DIR"), "/models/cpp-tiny"),
+    grammar: concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf"),
+    max_tokens: 512,
+    temperature: 0.5,
+    extensions: &["cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h"],
 };
 
 /// cdiff's own models.
-pub const SHIPPED: &[Shipped] = &[SMILES_TINY, JSON_TINY];
+pub const SHIPPED: &[Shipped] = &[SMILES_TINY, JSON_TINY, CPP_TINY];
 
 impl Shipped {
     /// The shipped model called `name` (case-insensitive), if any.
@@ -74,6 +90,15 @@ impl Shipped {
         SHIPPED
             .iter()
             .find(|s| std::path::Path::new(s.grammar).file_name() == Some(name))
+    }
+
+    /// The shipped model whose language a file with this name's extension
+    /// is in (`infill.cpp` → `cpp-tiny`), if any (case-insensitive).
+    pub fn for_extension(file: &std::path::Path) -> Option<&'static Shipped> {
+        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
+        SHIPPED
+            .iter()
+            .find(|s| s.extensions.contains(&ext.as_str()))
     }
 }
 
