@@ -39,6 +39,12 @@ pub mod rng;
 #[path = "../tests/common/shared.rs"]
 mod test_shared;
 
+/// The README's Rust blocks, compiled and run as doc tests (each is a
+/// complete `src/main.rs` of a crate that depends on cdiff).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}
+
 pub use completable::{completable, Completion, Config, Constraint, Verdict};
 pub use error::{Error, ErrorKind, Result};
 pub use grammar::Grammar;

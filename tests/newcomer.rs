@@ -382,7 +382,11 @@ fn train_refuses_to_overwrite_a_model() {
 
 #[test]
 fn decode_with_a_shipped_model_name_uses_its_grammar() {
-    for (name, grammar) in [("json-tiny", "json.ebnf"), ("smiles-tiny", "smiles.ebnf")] {
+    for (name, grammar) in [
+        ("json-tiny", "json.ebnf"),
+        ("smiles-tiny", "smiles.ebnf"),
+        ("cpp-tiny", "cpp.ebnf"),
+    ] {
         let o = cdiff(&[
             "decode",
             "--model",
@@ -405,4 +409,117 @@ fn decode_with_a_shipped_model_name_uses_its_grammar() {
             assert!(serde_json::from_str::<Value>(text).is_ok(), "{text:?}");
         }
     }
+}
+
+#[test]
+fn decode_with_a_grammar_no_shipped_model_writes_is_an_error() {
+    // It used to decode silently with the SMILES model.
+    let lark = Path::new(ROOT).join("tests/data/no-shipped-model.lark");
+    let lark = lark.to_str().unwrap();
+    for cmd in ["decode", "infill"] {
+        let mut args = vec![cmd, "--grammar", lark];
+        let template = temp_dir(&format!("unshipped-{cmd}")).join("t.json");
+        std::fs::write(&template, r#"["a", null]"#).unwrap();
+        let t = template.to_str().unwrap().to_string();
+        if cmd == "infill" {
+            args.push(&t);
+        }
+        let o = cdiff(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        for shipped in ["smiles-tiny", "json-tiny", "cpp-tiny", "grammars/cpp.ebnf"] {
+            assert!(err.contains(shipped), "{cmd}: {err}");
+        }
+        assert!(err.contains("--model"), "{err}");
+    }
+    // Each shipped grammar finds its model without --model.
+    for grammar in ["grammars/cpp.ebnf", "grammars/json.ebnf"] {
+        let g = Path::new(ROOT).join(grammar);
+        let o = cdiff(&[
+            "decode",
+            "--grammar",
+            g.to_str().unwrap(),
+            "--max-tokens",
+            "16",
+            "--steps",
+            "4",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{grammar}: {}", stderr(&o));
+    }
+}
+
+/// The two commands of the README's first block: (main job, tests).
+fn readme_commands() -> (String, String) {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the README opens with a sh block");
+    let cmds: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(cmds.len(), 2, "two commands: {cmds:?}");
+    (cmds[0].to_string(), cmds[1].to_string())
+}
+
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let (main_job, tests) = readme_commands();
+    let ci = std::fs::read_to_string(Path::new(ROOT).join(".ci/run")).unwrap();
+    let last = ci
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap();
+    assert_eq!(
+        last, tests,
+        ".ci/run must end with the README's test command"
+    );
+    // One build serves both: the main job and the tests use the same
+    // profile (release), so the test command reuses the first one's build.
+    assert!(main_job.starts_with("cargo run --release"), "{main_job}");
+    assert!(tests.starts_with("cargo test --release"), "{tests}");
+}
+
+#[test]
+fn infill_example_works_with_the_shipped_cpp_model() {
+    // The README's command, exactly: no --model, no --grammar.
+    let example = Path::new(ROOT).join("examples/infill.cpp");
+    let o = Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .current_dir(ROOT)
+        .args(["infill", "--hole-marker", "<FILL>", "examples/infill.cpp"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("cpp-tiny") && err.contains("cpp.ebnf"),
+        "{err}"
+    );
+    let text = stdout(&o);
+    let template = std::fs::read_to_string(example).unwrap();
+    // Every chunk in place, in order.
+    let mut rest = text.as_str();
+    for chunk in template.split("<FILL>") {
+        let at = rest
+            .find(chunk)
+            .unwrap_or_else(|| panic!("{chunk:?} in {text:?}"));
+        rest = &rest[at + chunk.len()..];
+    }
+    let g = cdiff::Grammar::from_file_text(
+        "cpp.ebnf",
+        &std::fs::read_to_string(Path::new(ROOT).join("grammars/cpp.ebnf")).unwrap(),
+        None,
+    )
+    .unwrap();
+    let rec = cdiff::recognize::Recognizer::new(&g).unwrap();
+    let program = text.strip_suffix('\n').unwrap_or(&text);
+    assert!(
+        rec.accepts(program.as_bytes()).unwrap() || rec.accepts(text.as_bytes()).unwrap(),
+        "{text:?}"
+    );
 }
