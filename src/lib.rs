@@ -28,6 +28,7 @@ pub mod grammar;
 mod hash;
 pub mod infill;
 pub mod intersect;
+pub mod jsontext;
 pub mod lexer;
 pub mod model;
 mod partial;

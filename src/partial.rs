@@ -101,7 +101,7 @@ impl Partial {
     /// # Errors
     /// [`ErrorKind::Partial`] if the text is not such an array.
     pub fn from_json(text: &str) -> Result<Partial> {
-        let v: serde_json::Value = serde_json::from_str(text)
+        let v: serde_json::Value = crate::jsontext::parse(text)
             .map_err(|e| Error::new(ErrorKind::Partial, format!("invalid JSON: {e}")))?;
         Partial::from_json_value(&v)
     }

@@ -163,3 +163,105 @@ fn unknown_schema_type_is_named_with_its_pointer() {
         "{m}"
     );
 }
+
+/// JSON nested past serde_json's recursion limit failed with serde's
+/// "recursion limit exceeded" (no limit named, no position in cdiff's terms);
+/// now cdiff's own limit is named with its line and column, for partial
+/// outputs, templates and schemas alike.
+#[test]
+fn json_nested_past_the_limit_names_cdiffs_limit() {
+    let deep = format!("[\"a\", {}{}]", "[".repeat(200), "]".repeat(200));
+    let e = Partial::from_json(&deep).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::Partial);
+    assert!(
+        e.to_string()
+            .contains("nested deeper than 128 levels at line 1 column"),
+        "{e}"
+    );
+    let e = cdiff::infill::Template::from_json(&deep).unwrap_err();
+    assert!(
+        e.to_string().contains("nested deeper than 128 levels"),
+        "{e}"
+    );
+    let mut schema = String::from(r#"{"type": "array", "items": "#);
+    for _ in 0..150 {
+        schema.push_str(r#"{"type": "array", "items": "#);
+    }
+    schema.push_str(r#"{"type": "integer"}"#);
+    schema.push_str(&"}".repeat(151));
+    let e = Grammar::from_json_schema_str(&schema).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::Grammar);
+    assert!(
+        e.to_string().contains("nested deeper than 128 levels"),
+        "{e}"
+    );
+    // Brackets inside strings are text, not nesting.
+    let in_string = format!("[\"{}\", null]", "[".repeat(500));
+    assert!(Partial::from_json(&in_string).is_ok());
+}
+
+/// `check --jsonl /dev/zero` (an endless line) grew one buffer until the
+/// process aborted at 4 GB; a line past 64 MiB now ends the run with exit 2.
+#[cfg(unix)]
+#[test]
+fn endless_jsonl_line_is_an_error_not_an_abort() {
+    let grammar = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cdiff"))
+        .args(["check", "--grammar", grammar, "--jsonl", "/dev/zero"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("longer than 64 MiB"), "{err}");
+}
+
+/// `check` on a partial output whose shortest completion has 10⁹ terminals
+/// exited 2 with "size limit exceeded", though the emptiness search had
+/// decided it completable: the verdict is now printed (exit 0), and only the
+/// witness is reported as refused.
+#[test]
+fn check_prints_completable_when_only_the_witness_is_refused() {
+    let dir = std::env::temp_dir().join(format!("cdiff-regress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = dir.join("huge.lark");
+    std::fs::write(&g, "start: b ~ 1000\nb: c ~ 1000\nc: \"x\" ~ 1000\n").unwrap();
+    let p = dir.join("hole.json");
+    std::fs::write(&p, "[null]").unwrap();
+    let run = |json: bool| {
+        let mut args = vec![
+            "check",
+            "--grammar",
+            g.to_str().unwrap(),
+            p.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+        }
+        std::process::Command::new(env!("CARGO_BIN_EXE_cdiff"))
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let o = run(false);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.starts_with("completable\nwitness: not built"), "{out}");
+    let o = run(true);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["completable"], true);
+    assert!(v["completion"].is_null());
+    assert!(v["witness_error"]
+        .as_str()
+        .unwrap()
+        .contains("1000000000 terminals"));
+    // A text that is not completable is still reported as such.
+    std::fs::write(&p, r#"["y", null]"#).unwrap();
+    let o = run(false);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("not completable"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

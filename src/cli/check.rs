@@ -42,7 +42,7 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
             } else {
                 read_text(path)?
             };
-            let v: Value = serde_json::from_str(&text).map_err(|e| {
+            let v: Value = cdiff::jsontext::parse(&text).map_err(|e| {
                 CliError::lib(
                     path,
                     cdiff::Error::new(cdiff::ErrorKind::Partial, format!("invalid JSON: {e}")),
@@ -52,8 +52,8 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
             let mut o = checker.check(&p)?;
             o.nulls = nulls;
             if let Some(r) = o.recognizer {
-                if r != o.verdict.is_completable() {
-                    warn_disagreement(None, o.verdict.is_completable(), r);
+                if r != o.is_completable() {
+                    warn_disagreement(None, o.is_completable(), r);
                 }
             }
             let mut out = io::stdout().lock();
@@ -84,8 +84,8 @@ pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliErro
         |m: String| CliError::lib(path, cdiff::Error::new(cdiff::ErrorKind::Grammar, m));
     let (file, pointer) = split_pointer(path);
     let text = read_text(&file)?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| schema_err(format!("schema is not JSON: {e}")))?;
+    let doc: Value = cdiff::jsontext::parse(&text)
+        .map_err(|e| schema_err(format!("schema is not JSON: {e}")))?;
     let pointer = pointer.unwrap_or_default();
     let v = doc
         .pointer(&pointer)
@@ -174,6 +174,9 @@ struct Checker<'a> {
 /// The result of one check.
 struct Outcome {
     verdict: Verdict,
+    /// Completable, but the witness was refused by a size limit (its
+    /// message); `verdict` is then `NotCompletable` and not used.
+    witness_refused: Option<String>,
     /// The hole of each `null` of the input (one fill is printed per null).
     nulls: Vec<usize>,
     micros: f64,
@@ -184,7 +187,16 @@ struct Outcome {
 impl Checker<'_> {
     fn check(&mut self, p: &Partial) -> Result<Outcome, cdiff::Error> {
         let t = Instant::now();
-        let verdict = self.c.completable(p)?;
+        // Emptiness is decided on saturating yield lengths, so a partial
+        // output whose shortest completion is astronomically long is still
+        // decided: only building its witness hits the size limit.
+        let (verdict, witness_refused) = match self.c.completable(p) {
+            Ok(v) => (v, None),
+            Err(e) if e.kind() == cdiff::ErrorKind::SizeLimit && self.c.check(p)? => {
+                (Verdict::NotCompletable, Some(e.message().to_string()))
+            }
+            Err(e) => return Err(e),
+        };
         let micros = micros(t.elapsed());
         let recognizer = if p.n_holes() == 0 {
             let text = p.fill(&[])?;
@@ -195,6 +207,7 @@ impl Checker<'_> {
         Ok(Outcome {
             nulls: (0..p.n_holes()).collect(),
             verdict,
+            witness_refused,
             micros,
             recognizer,
         })
@@ -224,12 +237,17 @@ impl Checker<'_> {
 }
 
 impl Outcome {
+    /// Whether the partial output is completable (with or without a witness).
+    fn is_completable(&self) -> bool {
+        self.verdict.is_completable() || self.witness_refused.is_some()
+    }
+
     /// The result fields of the JSON output, in order.
     fn fields(&self) -> Vec<(&'static str, Value)> {
         let lossy = |b: &[u8]| Value::from(String::from_utf8_lossy(b).into_owned());
         let done = self.verdict.completion();
         let mut f = vec![
-            ("completable", Value::Bool(done.is_some())),
+            ("completable", Value::Bool(self.is_completable())),
             (
                 "completion",
                 done.map_or(Value::Null, |d| {
@@ -242,6 +260,9 @@ impl Outcome {
         ];
         if let Some(r) = self.recognizer {
             f.push(("recognizer", Value::Bool(r)));
+        }
+        if let Some(m) = &self.witness_refused {
+            f.push(("witness_error", Value::from(m.as_str())));
         }
         f
     }
@@ -264,7 +285,13 @@ fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
                 writeln!(out, "hole {}: {:?}", i + 1, String::from_utf8_lossy(fill))?;
             }
         }
-        None => writeln!(out, "not completable")?,
+        None => match &o.witness_refused {
+            Some(m) => {
+                writeln!(out, "completable")?;
+                writeln!(out, "witness: not built: {m}")?;
+            }
+            None => writeln!(out, "not completable")?,
+        },
     }
     if let Some(r) = o.recognizer {
         let says = if r { "accepts" } else { "rejects" };
@@ -282,6 +309,10 @@ fn warn_disagreement(line: Option<usize>, engine: bool, recognizer: bool) {
         says(recognizer)
     );
 }
+
+/// The longest line `check --jsonl` reads: a longer one ends the run (exit
+/// 2) instead of growing a buffer without bound.
+const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Checks every line of a JSON-lines file (or `-`, standard input).
 ///
@@ -308,10 +339,27 @@ fn run_jsonl(checker: &mut Checker<'_>, path: &Path, fail_fast: bool) -> Result<
     let mut first_failure: Option<(usize, String)> = None;
     loop {
         buf.clear();
-        if input.read_until(b'\n', &mut buf).map_err(read_err)? == 0 {
+        let read = (&mut input)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(read_err)?;
+        if read == 0 {
             break;
         }
         n += 1;
+        if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+            // The rest of the line cannot be skipped without reading it (it
+            // may never end: /dev/zero), so the run stops here.
+            return Err(CliError::Line {
+                path: path.to_path_buf(),
+                line: n,
+                message: format!(
+                    "the line is longer than {} MiB, cdiff's limit for one case (the run stops \
+                     here, after {cases} case(s))",
+                    MAX_LINE_BYTES >> 20
+                ),
+            });
+        }
         let record = match check_line(checker, &buf, n) {
             Ok(None) => continue,
             Ok(Some(record)) => record,
@@ -351,7 +399,7 @@ fn check_line(checker: &mut Checker<'_>, buf: &[u8], n: usize) -> Result<Option<
     if line.is_empty() {
         return Ok(None);
     }
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let v: Value = cdiff::jsontext::parse(line).map_err(|e| format!("invalid JSON: {e}"))?;
     let obj = v
         .as_object()
         .ok_or("expected a JSON object with a \"partial\" array")?;
@@ -360,8 +408,8 @@ fn check_line(checker: &mut Checker<'_>, buf: &[u8], n: usize) -> Result<Option<
     let mut o = checker.check(&p).map_err(|e| e.to_string())?;
     o.nulls = nulls;
     if let Some(r) = o.recognizer {
-        if r != o.verdict.is_completable() {
-            warn_disagreement(Some(n), o.verdict.is_completable(), r);
+        if r != o.is_completable() {
+            warn_disagreement(Some(n), o.is_completable(), r);
         }
     }
     let members = jsonobj::members(line).ok_or("could not split the object into its fields")?;

@@ -52,7 +52,7 @@ impl Template {
     /// [`ErrorKind::Partial`]: not JSON, not an array of strings and nulls,
     /// or no `null`.
     pub fn from_json(text: &str) -> Result<Template> {
-        let v: serde_json::Value = serde_json::from_str(text)
+        let v: serde_json::Value = crate::jsontext::parse(text)
             .map_err(|e| template_err(format!("the template is not valid JSON: {e}")))?;
         let arr = v.as_array().ok_or_else(|| {
             template_err("a template must be a JSON array of strings and nulls (null = a region)")

@@ -26,8 +26,32 @@ use super::{dream, llada, Denoiser, SpecialTokens, TextCodec};
 use crate::error::{Error, ErrorKind, Result};
 
 /// A model error saying what was being done.
+/// A model error from a lower layer's error (candle, safetensors, I/O), on
+/// one line: candle appends a backtrace to its message when `RUST_BACKTRACE`
+/// is set, and that is kept only then (as asked); otherwise only the first
+/// line is, with inner line breaks folded.
 pub(crate) fn model_err(context: &str, e: impl Display) -> Error {
-    Error::new(ErrorKind::Model, format!("{context}: {e}"))
+    Error::new(
+        ErrorKind::Model,
+        format!("{context}: {}", one_line(&e.to_string(), wants_backtrace())),
+    )
+}
+
+/// Whether `RUST_BACKTRACE` asks for backtraces.
+fn wants_backtrace() -> bool {
+    std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0")
+}
+
+/// The first non-blank line of `text`, or all of it with `keep_all`.
+fn one_line(text: &str, keep_all: bool) -> String {
+    if keep_all {
+        return text.to_string();
+    }
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
 }
 
 pub(crate) fn model_error(msg: impl Into<String>) -> Error {
@@ -718,4 +742,20 @@ pub fn load(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<LoadedM
         chat_format,
         dir,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn candle_backtraces_are_cut_unless_asked_for() {
+        let with_trace = "cannot find tensor lm_head.weight\n   0: candle_core::error::Error::bt\n";
+        assert_eq!(
+            one_line(with_trace, false),
+            "cannot find tensor lm_head.weight"
+        );
+        assert_eq!(one_line(with_trace, true), with_trace);
+        assert_eq!(one_line("\n  first\nsecond", false), "first");
+    }
 }

@@ -258,7 +258,7 @@ impl Grammar {
     /// # Errors
     /// As [`Grammar::from_json_schema`], and for text that is not JSON.
     pub fn from_json_schema_str(schema: &str) -> Result<Grammar> {
-        let v: Value = serde_json::from_str(schema)
+        let v: Value = crate::jsontext::parse(schema)
             .map_err(|e| Error::new(ErrorKind::Grammar, format!("schema is not JSON: {e}")))?;
         Grammar::from_json_schema(&v)
     }
