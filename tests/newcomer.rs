@@ -523,3 +523,45 @@ fn infill_example_works_with_the_shipped_cpp_model() {
         "{text:?}"
     );
 }
+
+#[test]
+fn device_flag_on_model_commands() {
+    // The first progress line names the device; auto is the CPU here
+    // unless this build has CUDA.
+    let o = cdiff(&[
+        "decode",
+        "--max-tokens",
+        "8",
+        "--steps",
+        "2",
+        "--device",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(" on cpu"), "{}", stderr(&o));
+    let cuda_build = cfg!(feature = "cuda");
+    for cmd in [
+        &["decode"][..],
+        &["infill", "--hole-marker", "<FILL>", "examples/infill.cpp"],
+    ] {
+        let run = |device: &str| {
+            Command::new(env!("CARGO_BIN_EXE_cdiff"))
+                .current_dir(ROOT)
+                .args(cmd)
+                .args(["--max-tokens", "8", "--steps", "2", "--device", device])
+                .output()
+                .unwrap()
+        };
+        let o = run("gpu");
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("unknown device"), "{}", stderr(&o));
+        if !cuda_build {
+            let o = run("cuda:0");
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(stderr(&o).contains("--features cuda"), "{}", stderr(&o));
+            let o = run("auto");
+            assert!(o.status.success(), "{}", stderr(&o));
+            assert!(stderr(&o).contains(" on cpu"), "{}", stderr(&o));
+        }
+    }
+}

@@ -251,6 +251,12 @@ pub struct SamplerArgs {
     /// Weights' dtype: f32, bf16 or f16.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
+
+    /// Where the model runs: auto (CUDA when built with --features cuda and
+    /// a GPU is there, Metal likewise, else the CPU), cpu, cuda[:N],
+    /// metal[:N].
+    #[arg(long, default_value = "auto", value_name = "DEVICE")]
+    pub device: String,
 }
 
 /// Arguments of `cdiff infill`.

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
 use cdiff::model::{
-    init_random, init_random_ar, load, parse_dtype, ArFamily, Arch, Denoiser, Shipped, Size,
-    JSON_TINY, SHIPPED, SMILES_TINY,
+    device_name, init_random, init_random_ar, load, parse_dtype, ArFamily, Arch, Denoiser,
+    DeviceSpec, Shipped, Size, JSON_TINY, SHIPPED, SMILES_TINY,
 };
 
 use super::args::{
@@ -76,11 +76,13 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         (None, None) => String::new(),
     };
     let dtype = parse_dtype(&a.sampler.dtype).map_err(model_err)?;
-    let mut loaded = load(&model_dir, &Device::Cpu, dtype).map_err(model_err)?;
+    let device = open_device(&a.sampler)?;
+    let mut loaded = load(&model_dir, &device, dtype).map_err(model_err)?;
     if !a.quiet {
         let g = grammar.as_ref().map(|(_, p)| p.display().to_string());
         eprintln!(
-            "cdiff: model {model_dir}, {}",
+            "cdiff: model {model_dir} on {}, {}",
+            device_name(&device),
             g.map_or("no grammar".to_string(), |g| format!("grammar {g}"))
         );
     }
@@ -298,4 +300,12 @@ pub(super) fn shipped_for(
             list.join(", ")
         ))
     })
+}
+
+/// The device `--device` names (before any weights are read).
+pub(super) fn open_device(s: &SamplerArgs) -> Result<Device, CliError> {
+    s.device
+        .parse::<DeviceSpec>()
+        .and_then(DeviceSpec::open)
+        .map_err(|e| CliError::Input(e.message().to_string()))
 }

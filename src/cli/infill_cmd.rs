@@ -4,18 +4,17 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use candle_core::Device;
 use serde_json::json;
 
 use cdiff::decode::Mode;
 use cdiff::infill::{
     check_template, infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template,
 };
-use cdiff::model::{load, load_causal, parse_dtype, ArFamily, Shipped};
+use cdiff::model::{device_name, load, load_causal, parse_dtype, ArFamily, Shipped};
 
 use super::args::InfillArgs;
 use super::check::load_schema;
-use super::decode_cmd::{dlm_config, mode_of, shipped_for};
+use super::decode_cmd::{dlm_config, mode_of, open_device, shipped_for};
 use super::{compile, config, load_grammar, micros, read_bytes, CliError};
 
 fn lib_err(e: cdiff::Error) -> CliError {
@@ -91,13 +90,15 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
         }
     };
     let dtype = parse_dtype(&a.sampler.dtype).map_err(lib_err)?;
+    let device = open_device(&a.sampler)?;
+    let on = device_name(&device);
     let s = &a.sampler;
     let t = std::time::Instant::now();
     let out: InfillOutput = if is_autoregressive(&model_name) {
-        let mut m = load_causal(&model_name, &Device::Cpu, dtype).map_err(lib_err)?;
+        let mut m = load_causal(&model_name, &device, dtype).map_err(lib_err)?;
         if !a.quiet {
             eprintln!(
-                "cdiff: infilling {} regions with {} ({}), grammar {}",
+                "cdiff: infilling {} regions with {} ({}) on {on}, grammar {}",
                 template.n_regions(),
                 model_name,
                 m.model.family().model_type(),
@@ -123,10 +124,10 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
         )
         .map_err(lib_err)?
     } else {
-        let mut loaded = load(&model_name, &Device::Cpu, dtype).map_err(lib_err)?;
+        let mut loaded = load(&model_name, &device, dtype).map_err(lib_err)?;
         if !a.quiet {
             eprintln!(
-                "cdiff: infilling {} regions with {} ({:?}, {} masks each), grammar {}",
+                "cdiff: infilling {} regions with {} ({:?}, {} masks each) on {on}, grammar {}",
                 template.n_regions(),
                 model_name,
                 loaded.model.arch(),

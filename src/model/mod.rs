@@ -7,6 +7,7 @@
 use crate::error::Result;
 
 pub mod causal;
+pub mod device;
 pub mod dream;
 pub mod init;
 pub mod init_ar;
@@ -16,6 +17,7 @@ pub mod tokenizer;
 pub mod train;
 
 pub use causal::{load_causal, ArFamily, CausalModel, FimFormat, LoadedCausal};
+pub use device::{device_name, DeviceSpec};
 pub use init::{init_random, Size};
 pub use init_ar::init_random_ar;
 pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
