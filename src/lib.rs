@@ -24,6 +24,8 @@ mod completable;
 pub mod decode;
 pub mod error;
 pub mod eval;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grammar;
 mod hash;
 pub mod infill;
