@@ -17,6 +17,14 @@ pub struct Config {
     pub lexer_states: usize,
     /// Maximum states of the per-check DFA over terminals.
     pub partial_states: usize,
+    /// Longest witness built, in terminals. Emptiness is decided on
+    /// saturating lengths whatever this is: a partial output whose shortest
+    /// completion is longer is still decided by [`Constraint::check`], and
+    /// [`Constraint::completable`] returns a size-limit error instead of
+    /// building it.
+    pub max_witness_terminals: u32,
+    /// Longest witness text built, in bytes (checked as the text is made).
+    pub max_witness_bytes: usize,
 }
 
 impl Default for Config {
@@ -25,6 +33,8 @@ impl Default for Config {
             budget: 200_000_000,
             lexer_states: DEFAULT_LEXER_LIMIT,
             partial_states: 2_000_000,
+            max_witness_terminals: 10_000_000,
+            max_witness_bytes: 64 << 20,
         }
     }
 }
@@ -184,7 +194,8 @@ impl Constraint {
     pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
         let mut budget = Budget::new(self.config.budget, "the completability check");
         let nfa = self.automaton(partial, &mut budget)?;
-        let Some(word) = self.search.witness(&nfa, &mut budget)? else {
+        let limit = self.config.max_witness_terminals;
+        let Some(word) = self.search.witness(&nfa, &mut budget, limit)? else {
             return Ok(Verdict::NotCompletable);
         };
         let fills = fills_for(&self.lexer, partial, &word, &mut budget)?.ok_or_else(|| {
@@ -193,6 +204,17 @@ impl Constraint {
                 "internal inconsistency: the witness terminal sequence has no byte realisation",
             )
         })?;
+        let bytes: usize = fills.iter().map(Vec::len).sum();
+        if bytes > self.config.max_witness_bytes {
+            return Err(crate::Error::new(
+                crate::ErrorKind::SizeLimit,
+                format!(
+                    "the partial output is completable, but its witness fills {bytes} bytes (more \
+                     than the witness limit of {} bytes)",
+                    self.config.max_witness_bytes
+                ),
+            ));
+        }
         let text = partial.fill(&fills)?;
         Ok(Verdict::Completable(Completion {
             fills,

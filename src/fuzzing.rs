@@ -31,6 +31,8 @@ fn small() -> Config {
         budget: 200_000,
         lexer_states: 2_000,
         partial_states: 20_000,
+        max_witness_terminals: 100_000,
+        max_witness_bytes: 1 << 20,
     }
 }
 

@@ -265,3 +265,34 @@ fn check_prints_completable_when_only_the_witness_is_refused() {
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("not completable"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The witness limits were a constant; they are `Config` settings now
+/// (`--max-witness-terminals`, `--max-witness-bytes`), and exceeding one
+/// still leaves the verdict to `check`.
+#[test]
+fn witness_limits_are_settings() {
+    let g = Grammar::from_lark("start: \"ab\" ~ 100\n", None).unwrap();
+    let hole = Partial::new().hole();
+    for (terms, bytes, ok) in [(5, 1 << 20, false), (1000, 50, false), (1000, 200, true)] {
+        let c = Constraint::with_config(
+            &g,
+            cdiff::Config {
+                max_witness_terminals: terms,
+                max_witness_bytes: bytes,
+                ..cdiff::Config::default()
+            },
+        )
+        .unwrap();
+        assert!(c.check(&hole).unwrap());
+        match c.completable(&hole) {
+            Ok(v) => {
+                assert!(ok, "{terms} {bytes}");
+                assert_eq!(v.completion().unwrap().text.len(), 200);
+            }
+            Err(e) => {
+                assert!(!ok, "{terms} {bytes}: {e}");
+                assert_eq!(e.kind(), cdiff::ErrorKind::SizeLimit);
+            }
+        }
+    }
+}

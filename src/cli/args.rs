@@ -423,9 +423,8 @@ pub struct CheckArgs {
     #[arg(long, requires = "jsonl")]
     pub fail_fast: bool,
 
-    /// Work budget of one check (default: the library's).
-    #[arg(long, value_name = "UNITS")]
-    pub budget: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// The partial output: a JSON array of strings and nulls (null = hole; a
     /// trailing null leaves the end open). `-` reads standard input.
@@ -493,9 +492,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub compiles: u32,
 
-    /// Work budget of one check (default: the library's).
-    #[arg(long, value_name = "UNITS")]
-    pub budget: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -714,4 +712,21 @@ mod tests {
         assert!(parse_holes("x").is_err());
         assert!(parse_holes("1..").is_err());
     }
+}
+
+/// Limits of one check, for `check` and `bench`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    /// Work budget of one check (default: the library's, 200,000,000).
+    #[arg(long, value_name = "UNITS")]
+    pub budget: Option<u64>,
+
+    /// Longest witness built, in terminals (default 10,000,000). Longer
+    /// ones are still decided ("completable"), only not written out.
+    #[arg(long, value_name = "N")]
+    pub max_witness_terminals: Option<u32>,
+
+    /// Longest witness text built, in bytes (default 67,108,864).
+    #[arg(long, value_name = "BYTES")]
+    pub max_witness_bytes: Option<usize>,
 }

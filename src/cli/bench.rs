@@ -28,7 +28,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
         (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
         (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
     };
-    let cfg = config(a.budget);
+    let cfg = config(Some(&a.limits));
     let mut compile_times = Vec::new();
     let (mut c, t) = compile(path, &g, &cfg)?;
     compile_times.push(t);

@@ -21,7 +21,7 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
         (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
         (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
     };
-    let (c, _) = compile(path, &g, &config(a.budget))?;
+    let (c, _) = compile(path, &g, &config(Some(&a.limits)))?;
     let mut checker = Checker {
         c: &c,
         g: &g,

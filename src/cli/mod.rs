@@ -200,10 +200,20 @@ fn load_grammar(path: &Path, start: Option<&str>) -> Result<Grammar, CliError> {
 }
 
 /// The library configuration, with the work budget overridden if asked.
-fn config(budget: Option<u64>) -> Config {
+/// The library's limits, with those given on the command line.
+fn config(limits: Option<&args::LimitArgs>) -> Config {
     let mut c = Config::default();
-    if let Some(b) = budget {
+    let Some(l) = limits else {
+        return c;
+    };
+    if let Some(b) = l.budget {
         c.budget = b;
+    }
+    if let Some(n) = l.max_witness_terminals {
+        c.max_witness_terminals = n;
+    }
+    if let Some(n) = l.max_witness_bytes {
+        c.max_witness_bytes = n;
     }
     c
 }

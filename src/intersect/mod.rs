@@ -196,7 +196,13 @@ impl Intersector {
     ///
     /// # Errors
     /// As [`Intersector::check`].
-    pub(crate) fn witness(&self, dfa: &TokenNfa, budget: &mut Budget) -> Result<Option<Vec<u32>>> {
+    /// A witness longer than `max_terminals` is a size-limit error.
+    pub(crate) fn witness(
+        &self,
+        dfa: &TokenNfa,
+        budget: &mut Budget,
+        max_terminals: u32,
+    ) -> Result<Option<Vec<u32>>> {
         if dfa.is_empty() {
             return Ok(None);
         }
@@ -208,6 +214,6 @@ impl Intersector {
         if chart.goal.is_none() {
             return Ok(None);
         }
-        shortest::witness(self, dfa, &chart, budget)
+        shortest::witness(self, dfa, &chart, budget, max_terminals)
     }
 }

@@ -11,8 +11,9 @@
 //! a shortest word of 2⁴⁰ terminals): costs add with saturation, costs past
 //! [`BUCKETS`] go to a binary heap instead of a bucket per length (so memory
 //! follows the number of triples, not their lengths), and a witness longer
-//! than [`MAX_WITNESS_TERMINALS`] is refused with a size-limit error before it
-//! is expanded. Emptiness itself is phase 1's and is never refused.
+//! than the caller's limit (`Config::max_witness_terminals`, 10⁷ by default)
+//! is refused with a size-limit error before it is expanded. Emptiness itself
+//! is phase 1's and is never refused.
 
 use super::earley::Chart;
 use super::{key, side, unkey, Intersector};
@@ -25,9 +26,6 @@ const NIL: u32 = u32::MAX;
 
 /// Costs below this are kept in a bucket per cost; larger ones in a heap.
 const BUCKETS: usize = 1 << 16;
-
-/// The longest witness (in terminals) that is expanded into a word.
-pub(crate) const MAX_WITNESS_TERMINALS: u32 = 10_000_000;
 
 /// Why a triple is generating.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +44,7 @@ pub(crate) fn witness(
     dfa: &TokenNfa,
     chart: &Chart,
     budget: &mut Budget,
+    max_terminals: u32,
 ) -> Result<Option<Vec<u32>>> {
     let mut queue = Queue::default();
     let mut adj = Adjacency::default();
@@ -106,12 +105,12 @@ pub(crate) fn witness(
         return Ok(None);
     };
     let length = queue.entries[queue.index[&goal_key] as usize].cost;
-    if length > MAX_WITNESS_TERMINALS {
+    if length > max_terminals {
         return Err(Error::new(
             ErrorKind::SizeLimit,
             format!(
                 "the partial output is completable, but its shortest completion has {} terminals \
-                 (more than the witness limit of {MAX_WITNESS_TERMINALS})",
+                 (more than the witness limit of {max_terminals})",
                 if length == u32::MAX {
                     format!("at least {}", u32::MAX)
                 } else {
