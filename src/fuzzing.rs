@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use crate::completable::{Config, Constraint};
 use crate::grammar::Grammar;
+#[cfg(feature = "models")]
 use crate::infill::Template;
 use crate::partial::Partial;
 
@@ -103,6 +104,7 @@ pub fn partial(data: &[u8]) -> Reached {
             reached = Reached::Checked;
         }
     }
+    #[cfg(feature = "models")]
     if let Ok(t) = Template::from_json(&text) {
         let fills: Vec<Vec<u8>> = (0..t.n_regions()).map(|_| b"1".to_vec()).collect();
         let _ = t.fill(&fills);
@@ -117,6 +119,7 @@ pub fn partial(data: &[u8]) -> Reached {
     reached
 }
 
+#[cfg(feature = "models")]
 /// A model `config.json`: architecture detection, each family's config
 /// reading and validation, and the tensor shapes it implies.
 pub fn model_config(data: &[u8]) -> Reached {

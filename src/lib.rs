@@ -21,17 +21,21 @@
 pub mod automata;
 mod budget;
 mod completable;
+#[cfg(feature = "models")]
 pub mod decode;
 pub mod error;
+#[cfg(feature = "models")]
 pub mod eval;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grammar;
 mod hash;
+#[cfg(feature = "models")]
 pub mod infill;
 pub mod intersect;
 pub mod jsontext;
 pub mod lexer;
+#[cfg(feature = "models")]
 pub mod model;
 mod partial;
 pub mod recognize;

@@ -1,4 +1,6 @@
 //! Command-line arguments (clap derive). No work is done here.
+// The model commands' arguments are unused in an engine-only build.
+#![cfg_attr(not(feature = "models"), allow(dead_code))]
 
 use std::path::PathBuf;
 
@@ -24,17 +26,22 @@ pub enum Command {
     /// Benchmark the checks on partial outputs cut out of valid documents.
     Bench(BenchArgs),
     /// Generate with a diffusion language model, constrained to a grammar.
+    #[cfg(feature = "models")]
     Decode(DecodeArgs),
     /// Write a model directory with random weights (for tests and timing).
+    #[cfg(feature = "models")]
     InitRandom(InitArgs),
     /// Fill the regions of a template (code with holes) with an infilling
     /// model, constrained to a grammar.
+    #[cfg(feature = "models")]
     Infill(InfillArgs),
     /// Train a small masked-diffusion LM (LLaDA architecture, byte-level
     /// tokenizer) on a file of texts, one per line, on CPU.
+    #[cfg(feature = "models")]
     Train(TrainArgs),
     /// Evaluate a model as in Mündler et al.: run a benchmark task in each
     /// mode and seed (records in JSON lines), merge shards, print tables.
+    #[cfg(feature = "models")]
     #[command(subcommand)]
     Eval(EvalCommand),
 }
@@ -501,6 +508,7 @@ pub struct BenchArgs {
 }
 
 /// The subcommands of `cdiff eval`.
+#[cfg(feature = "models")]
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Run a task: one JSON record per (instance, mode, seed), appended to
@@ -513,6 +521,7 @@ pub enum EvalCommand {
 }
 
 /// Benchmark tasks of `cdiff eval run`.
+#[cfg(feature = "models")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvalTaskArg {
     /// Multi-region infilling on HumanEval-X C++: random spans removed.
@@ -528,6 +537,7 @@ pub enum EvalTaskArg {
 }
 
 /// When to compile and run programs (functional correctness).
+#[cfg(feature = "models")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FunctionalArg {
     /// When g++ is found; otherwise `null` and a warning.
@@ -539,6 +549,7 @@ pub enum FunctionalArg {
 }
 
 /// Arguments of `cdiff eval run`.
+#[cfg(feature = "models")]
 #[derive(Debug, Args)]
 pub struct EvalRunArgs {
     /// The task.
@@ -646,6 +657,7 @@ pub struct EvalRunArgs {
 }
 
 /// Arguments of `cdiff eval merge`.
+#[cfg(feature = "models")]
 #[derive(Debug, Args)]
 pub struct EvalMergeArgs {
     /// Result files (shards); for a key in several, the first file wins.
@@ -658,6 +670,7 @@ pub struct EvalMergeArgs {
 }
 
 /// Arguments of `cdiff eval report`.
+#[cfg(feature = "models")]
 #[derive(Debug, Args)]
 pub struct EvalReportArgs {
     /// Result files.

@@ -4,11 +4,15 @@
 mod args;
 mod bench;
 mod check;
+#[cfg(feature = "models")]
 mod decode_cmd;
+#[cfg(feature = "models")]
 mod eval_cmd;
 mod grammar_cmd;
+#[cfg(feature = "models")]
 mod infill_cmd;
 mod jsonobj;
+#[cfg(feature = "models")]
 mod train_cmd;
 
 use std::fmt;
@@ -42,10 +46,15 @@ pub fn run() -> Result<(), CliError> {
         args::Command::Check(a) => check::run(&a),
         args::Command::Grammar(a) => grammar_cmd::run(&a),
         args::Command::Bench(a) => bench::run(&a),
+        #[cfg(feature = "models")]
         args::Command::Decode(a) => decode_cmd::run(&a),
+        #[cfg(feature = "models")]
         args::Command::InitRandom(a) => decode_cmd::init(&a),
+        #[cfg(feature = "models")]
         args::Command::Infill(a) => infill_cmd::run(&a),
+        #[cfg(feature = "models")]
         args::Command::Train(a) => train_cmd::run(&a),
+        #[cfg(feature = "models")]
         args::Command::Eval(a) => eval_cmd::run(&a),
     }
 }
