@@ -480,8 +480,14 @@ fn ci_runs_the_readme_test_command() {
         ".ci/run must end with the README's test command"
     );
     // CI also builds and unit-tests the engine without the models feature.
-    assert!(ci.contains("cargo build --release --no-default-features"), "{ci}");
-    assert!(ci.contains("cargo test --release --no-default-features --lib"), "{ci}");
+    assert!(
+        ci.contains("cargo build --release --no-default-features"),
+        "{ci}"
+    );
+    assert!(
+        ci.contains("cargo test --release --no-default-features --lib"),
+        "{ci}"
+    );
     // One build serves both: the main job and the tests use the same
     // profile (release), so the test command reuses the first one's build.
     assert!(main_job.starts_with("cargo run --release"), "{main_job}");

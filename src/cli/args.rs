@@ -142,6 +142,9 @@ pub enum AlgArg {
     TopkMargin,
     /// Random order.
     Random,
+    /// Dream's `origin`: each masked position unmasked with probability
+    /// 1 − s/t per step, in random order.
+    Origin,
 }
 
 /// LLaDA's remasking rules.
@@ -237,6 +240,29 @@ pub struct SamplerArgs {
     /// Dream's nucleus mass.
     #[arg(long, default_value_t = 0.95)]
     pub top_p: f64,
+
+    /// Dream's top-k filter, applied after top-p.
+    #[arg(long, value_name = "K")]
+    pub top_k: Option<usize>,
+
+    /// Dream's alg_temp: above 0, positions are drawn with probabilities
+    /// softmax(confidence / alg_temp) instead of the most confident first.
+    #[arg(long, default_value_t = 0.0, value_name = "T")]
+    pub alg_temp: f64,
+
+    /// LLaDA's classifier-free guidance scale (0: off; each step then runs
+    /// the model twice, once with the prompt masked).
+    #[arg(long, default_value_t = 0.0, value_name = "W")]
+    pub cfg_scale: f64,
+
+    /// LLaDA's logits_eos_inf: never sample EOS.
+    #[arg(long)]
+    pub logits_eos_inf: bool,
+
+    /// LLaDA's confidence_eos_eot_inf: positions whose sampled token is EOS
+    /// or padding are committed last.
+    #[arg(long)]
+    pub confidence_eos_eot_inf: bool,
 
     /// LLaDA's block length (default: 32; one block for the default model).
     #[arg(long)]

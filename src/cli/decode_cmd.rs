@@ -213,7 +213,13 @@ pub(super) fn dlm_config(
         AlgArg::MaskgitPlus => Alg::MaskgitPlus,
         AlgArg::TopkMargin => Alg::TopkMargin,
         AlgArg::Random => Alg::Random,
+        AlgArg::Origin => Alg::Origin,
     };
+    cfg.top_k = s.top_k;
+    cfg.alg_temp = s.alg_temp;
+    cfg.cfg_scale = s.cfg_scale;
+    cfg.logits_eos_inf = s.logits_eos_inf;
+    cfg.confidence_eos_eot_inf = s.confidence_eos_eot_inf;
     if let Some(t) = s.temperature {
         cfg.temperature = t;
     }

@@ -46,7 +46,7 @@ use std::time::Instant;
 use candle_core::{DType, Device, Tensor};
 
 use super::canvas::{AnswerView, Layout};
-use super::sample::{allow_only, forbid_specials, ArchStyle, RowSampler, SampleParams};
+use super::sample::{allow_only, forbid_specials, Alg, ArchStyle, RowSampler, SampleParams};
 use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, LladaPlan};
 use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
 use crate::completable::{Constraint, Verdict};
@@ -168,6 +168,7 @@ pub fn decode_answer(
             style: cfg.arch_style,
             temperature: cfg.temperature,
             top_p: cfg.top_p,
+            top_k: cfg.top_k,
             alg: cfg.alg,
             remasking: cfg.remasking,
         },
@@ -246,7 +247,11 @@ impl Decoder<'_, '_> {
                 let ts = dream_timesteps(steps);
                 for s in 0..steps {
                     let masked = self.masked_in(0..n);
-                    let k = dream_transfer(&ts, s, steps, masked.len());
+                    let k = if self.cfg.alg == Alg::Origin {
+                        self.origin_quota(&ts, s, steps, masked.len())
+                    } else {
+                        dream_transfer(&ts, s, steps, masked.len())
+                    };
                     stop = self.step(s, steps, &masked, k)?;
                     if !matches!(stop, Stop::Go) {
                         break;
@@ -323,6 +328,23 @@ impl Decoder<'_, '_> {
                 let sampler = RowSampler::new(&row, &self.params, seed);
                 cands.push((pos, r, seed, sampler.first(), sampler.confidence()));
             }
+            if self.cfg.confidence_eos_eot_inf {
+                for c in &mut cands {
+                    if c.3.is_some_and(|t| end_ids.contains(&t)) {
+                        c.4 = f64::NEG_INFINITY;
+                    }
+                }
+            }
+            let alg_temp = self.cfg.alg_temp;
+            if alg_temp > 0.0 && self.cfg.arch_style == ArchStyle::Dream {
+                // Sampling positions without replacement with probabilities
+                // softmax(confidence / alg_temp) = ranking by
+                // confidence / alg_temp plus Gumbel noise.
+                for c in &mut cands {
+                    let u = self.rng.unit().max(f64::MIN_POSITIVE);
+                    c.4 = c.4 / alg_temp - (-u.ln()).ln();
+                }
+            }
             // Rank by confidence, descending; ties keep position order.
             cands.sort_by(|a, b| b.4.total_cmp(&a.4));
             if !constrained {
@@ -381,12 +403,37 @@ impl Decoder<'_, '_> {
         Ok(stop)
     }
 
+    /// Dream `origin`'s quota at step `s`: each of `n_masked` positions
+    /// with probability `1 − t_{s+1}/t_s`, all at the last step.
+    fn origin_quota(&mut self, ts: &[f32], s: usize, steps: usize, n_masked: usize) -> usize {
+        if s + 1 >= steps {
+            return n_masked;
+        }
+        let p = 1.0 - f64::from(ts[s + 1]) / f64::from(ts[s]);
+        (0..n_masked).filter(|_| self.rng.unit() < p).count()
+    }
+
     /// Runs the model and returns the logits of the answer positions
     /// `masked` as a CPU f32 tensor `[masked.len(), V]`.
     fn logits(&mut self, masked: &[usize]) -> Result<Tensor> {
         let t0 = Instant::now();
-        let logits = self.model.forward(&self.canvas)?;
+        let mut logits = self.model.forward(&self.canvas)?;
         self.out.forward_passes += 1;
+        if self.cfg.cfg_scale > 0.0 && self.prompt_len > 0 {
+            // Classifier-free guidance: the same canvas with the prompt
+            // masked gives the unconditional logits.
+            let mut un_canvas = self.canvas.clone();
+            for t in &mut un_canvas[..self.prompt_len] {
+                *t = self.special.mask;
+            }
+            let un = self.model.forward(&un_canvas)?;
+            self.out.forward_passes += 1;
+            let w = self.cfg.cfg_scale + 1.0;
+            logits = (logits - &un)
+                .and_then(|d| d.affine(w, 0.0))
+                .and_then(|d| d + un)
+                .map_err(model_err)?;
+        }
         let dims = logits.dims().to_vec();
         if dims.len() != 2 || dims[0] != self.canvas.len() {
             return Err(Error::new(
@@ -422,6 +469,11 @@ impl Decoder<'_, '_> {
     ) -> Result<Vec<f32>> {
         let mut row: Vec<f32> = rows.get(r).and_then(|x| x.to_vec1()).map_err(model_err)?;
         forbid_specials(&mut row, self.special);
+        if self.cfg.logits_eos_inf {
+            if let Some(x) = row.get_mut(self.special.eos as usize) {
+                *x = f32::NEG_INFINITY;
+            }
+        }
         if constrained && self.layout.forced_end(self.answer(), pos) {
             allow_only(&mut row, end_ids);
         }

@@ -86,6 +86,21 @@ pub struct DecodeConfig {
     pub temperature: f64,
     /// Dream's nucleus mass (1: off).
     pub top_p: f64,
+    /// Dream's top-k filter, after top-p (`None`: off).
+    pub top_k: Option<usize>,
+    /// Dream's `alg_temp`: 0 commits the most confident positions; above 0
+    /// the step's positions are drawn without replacement with
+    /// probabilities `softmax(confidence / alg_temp)` (Gumbel top-k).
+    pub alg_temp: f64,
+    /// LLaDA's classifier-free guidance scale (0: off): each step also runs
+    /// the model with the prompt masked and uses
+    /// `un + (cfg_scale + 1)·(cond − un)`.
+    pub cfg_scale: f64,
+    /// LLaDA's `logits_eos_inf`: EOS is never sampled.
+    pub logits_eos_inf: bool,
+    /// LLaDA's `confidence_eos_eot_inf`: a position whose sampled token is
+    /// EOS or padding gets the lowest confidence (committed last).
+    pub confidence_eos_eot_inf: bool,
     /// LLaDA's block length.
     pub block_length: usize,
     /// LLaDA's remasking rule.
@@ -114,6 +129,11 @@ impl DecodeConfig {
             alg: Alg::Entropy,
             temperature: 0.2,
             top_p: 0.95,
+            top_k: None,
+            alg_temp: 0.0,
+            cfg_scale: 0.0,
+            logits_eos_inf: false,
+            confidence_eos_eot_inf: false,
             block_length: 32,
             remasking: Remasking::LowConfidence,
             max_rejections: 100,
@@ -167,6 +187,14 @@ impl DecodeConfig {
             format!("top-p must be in (0, 1], not {p}")
         })?;
         setting(self.steps >= 1, || "steps must be at least 1".into())?;
+        setting(self.top_k != Some(0), || "top-k must be at least 1".into())?;
+        let (a, c) = (self.alg_temp, self.cfg_scale);
+        setting(a.is_finite() && a >= 0.0, || {
+            format!("alg-temp must be a finite number ≥ 0, not {a}")
+        })?;
+        setting(c.is_finite() && c >= 0.0, || {
+            format!("cfg-scale must be a finite number ≥ 0, not {c}")
+        })?;
         setting(self.block_length >= 1, || {
             "block length must be at least 1".into()
         })?;

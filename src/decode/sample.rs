@@ -54,6 +54,11 @@ pub enum Alg {
     TopkMargin,
     /// A uniform random number.
     Random,
+    /// Dream's `origin` (the default of its `generation_config.json`): each
+    /// masked position is unmasked with probability `1 − s/t` at each step
+    /// (all at the last), in no particular order: the step's quota is a
+    /// binomial draw and positions are ranked at random.
+    Origin,
 }
 
 /// LLaDA's remasking rule (which positions keep their prediction).
@@ -83,6 +88,9 @@ pub struct SampleParams {
     pub temperature: f64,
     /// Dream's nucleus mass (1: no nucleus).
     pub top_p: f64,
+    /// Dream's top-k filter (applied after top-p, as Dream's
+    /// `sample_tokens`; `None`: off).
+    pub top_k: Option<usize>,
     /// Dream's confidence rule.
     pub alg: Alg,
     /// LLaDA's confidence rule.
@@ -184,6 +192,10 @@ impl RowSampler {
                         .filter(|&i| logp[i as usize] > f64::NEG_INFINITY)
                         .collect()
                 };
+                let nuc = match params.top_k {
+                    Some(k) => top_k(&logp, nuc, k),
+                    None => nuc,
+                };
                 let mut in_nucleus = vec![false; v];
                 for &i in &nuc {
                     in_nucleus[i as usize] = true;
@@ -218,7 +230,7 @@ impl RowSampler {
                                 q * (q + 1e-10).ln()
                             })
                             .sum(),
-                        Alg::Random => s.rng.unit(),
+                        Alg::Random | Alg::Origin => s.rng.unit(),
                     };
                 }
             }
@@ -307,6 +319,21 @@ impl RowSampler {
     }
 }
 
+/// The ids of `ids` whose value is at least the `k`-th largest value among
+/// them (ties at the boundary kept, as `logits < topk(logits, k)[-1]` is
+/// what Dream's `top_k_logits` removes).
+fn top_k(logp: &[f64], ids: Vec<u32>, k: usize) -> Vec<u32> {
+    if k == 0 || k >= ids.len() {
+        return ids;
+    }
+    let mut vals: Vec<f64> = ids.iter().map(|&i| logp[i as usize]).collect();
+    vals.sort_by(|a, b| b.total_cmp(a));
+    let kth = vals[k - 1];
+    ids.into_iter()
+        .filter(|&i| logp[i as usize] >= kth)
+        .collect()
+}
+
 /// Subtracts the log-sum-exp, turning logits into log-probabilities
 /// (−∞ stays −∞).
 fn normalize_log(x: &mut [f64]) {
@@ -329,8 +356,24 @@ mod tests {
             style,
             temperature,
             top_p,
+            top_k: None,
             alg: Alg::Entropy,
             remasking: Remasking::LowConfidence,
+        }
+    }
+
+    #[test]
+    fn top_k_keeps_the_k_best_and_their_ties() {
+        let logp = [-1.0, -0.5, -3.0, -0.5, -2.0];
+        assert_eq!(top_k(&logp, vec![0, 1, 2, 3, 4], 1), vec![1, 3]);
+        assert_eq!(top_k(&logp, vec![0, 1, 2, 3, 4], 3), vec![0, 1, 3]);
+        assert_eq!(top_k(&logp, vec![0, 2, 4], 2), vec![0, 4]);
+        // With top-k 1 and sampling, the draw is always the argmax.
+        let row = [0.0f32, 2.0, 1.0, -1.0];
+        let mut p = params(ArchStyle::Dream, 1.0, 1.0);
+        p.top_k = Some(1);
+        for seed in 0..50 {
+            assert_eq!(RowSampler::new(&row, &p, seed).first(), Some(1));
         }
     }
 

@@ -253,6 +253,7 @@ impl<'a> Run<'a> {
             style: ArchStyle::Dream,
             temperature: self.cfg.temperature,
             top_p: self.cfg.top_p,
+            top_k: None,
             alg: Alg::MaskgitPlus,
             remasking: Remasking::LowConfidence,
         };
