@@ -103,6 +103,9 @@ fn tiny_llada_smiles() {
     );
 }
 
+/// Turns one sampler option on.
+type SetOption = fn(&mut DecodeConfig);
+
 /// The sampler options of the authors' code (issue 9): Dream's `origin`,
 /// `top_k` and `alg_temp`, LLaDA's classifier-free guidance,
 /// `logits_eos_inf` and `confidence_eos_eot_inf`. Each keeps the constraint
@@ -133,31 +136,20 @@ fn sampler_options_of_the_reference_code() {
             cfg.max_rejections = 50;
             cfg
         };
-        let variants: Vec<(&str, Box<dyn Fn(&mut DecodeConfig)>)> = match arch {
+        let variants: Vec<(&str, SetOption)> = match arch {
             Arch::Dream => vec![
-                (
-                    "origin",
-                    Box::new(|c: &mut DecodeConfig| c.alg = Alg::Origin),
-                ),
-                ("top_k", Box::new(|c: &mut DecodeConfig| c.top_k = Some(3))),
-                (
-                    "alg_temp",
-                    Box::new(|c: &mut DecodeConfig| c.alg_temp = 0.5),
-                ),
+                ("origin", |c: &mut DecodeConfig| c.alg = Alg::Origin),
+                ("top_k", |c: &mut DecodeConfig| c.top_k = Some(3)),
+                ("alg_temp", |c: &mut DecodeConfig| c.alg_temp = 0.5),
             ],
             Arch::Llada => vec![
-                (
-                    "cfg_scale",
-                    Box::new(|c: &mut DecodeConfig| c.cfg_scale = 1.5),
-                ),
-                (
-                    "logits_eos_inf",
-                    Box::new(|c: &mut DecodeConfig| c.logits_eos_inf = true),
-                ),
-                (
-                    "confidence_eos_eot_inf",
-                    Box::new(|c: &mut DecodeConfig| c.confidence_eos_eot_inf = true),
-                ),
+                ("cfg_scale", |c: &mut DecodeConfig| c.cfg_scale = 1.5),
+                ("logits_eos_inf", |c: &mut DecodeConfig| {
+                    c.logits_eos_inf = true
+                }),
+                ("confidence_eos_eot_inf", |c: &mut DecodeConfig| {
+                    c.confidence_eos_eot_inf = true
+                }),
             ],
         };
         for (name, set) in &variants {
