@@ -12,6 +12,11 @@ use crate::partial::Partial;
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Work units one check may spend (lexing, search and witness together).
+    /// A unit is about 2–3 ns of work: measured on this project's 2-core
+    /// machine by bisecting the smallest budget that completes
+    /// `completable` on C++ functions with 3 holes (1.9–2.5 ns/unit) and
+    /// JSON documents with 4 holes (2.8–3.1 ns/unit), so the default
+    /// (2·10⁸) is about half a second of work.
     pub budget: u64,
     /// Maximum states of the lexer automaton built per grammar.
     pub lexer_states: usize,
