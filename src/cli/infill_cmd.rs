@@ -73,7 +73,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
     }
     .map_err(|e| CliError::lib(&a.template, e))?;
     let (grammar, gpath) = match (&a.json_schema, &a.grammar) {
-        (Some(s), _) => (load_schema(s, false)?, s.clone()),
+        (Some(s), _) => (load_schema(s, &a.schema, false)?, s.clone()),
         (None, Some(g)) => (load_grammar(g, a.start.as_deref())?, g.clone()),
         (None, None) => {
             return Err(CliError::Input(
