@@ -1157,7 +1157,7 @@ impl<'a> Builder<'a> {
             None => None,
         };
         let required = PropSet::from_iter(members.iter().map(|(_, req)| *req));
-        // rest[S] is rule first_rest + S.
+        // rest[S] is rest[S.0], S as a bit set.
         let mut rest = Vec::with_capacity(1 << n);
         for s in PropSet::subsets(n) {
             rest.push(self.new_rule(format!("s{base}_seen{:0n$b}", s.0))?);

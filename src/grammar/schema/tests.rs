@@ -175,6 +175,23 @@ fn any_property_order() {
         " }"
     ));
     assert!(b.fill(r#"{"note": "x", "status": "open", "warranty": true"#, " }"));
+    // A required name that is not declared takes the additionalProperties
+    // schema, in any order, once.
+    let b = Both::new(json!({
+        "properties": {"a": {"type": "string"}},
+        "required": ["b"],
+        "additionalProperties": {"type": "integer"}
+    }));
+    assert!(b.ok(r#"{"b": 1, "a": "x"}"#) && b.ok(r#"{"c": 2, "a": "x", "b": 1}"#));
+    assert!(!b.ok(r#"{"a": "x"}"#) && !b.ok(r#"{"b": 1, "a": "x", "b": 2}"#));
+    // Pattern properties between declared ones.
+    let b = Both::new(json!({
+        "properties": {"a": {"type": "string"}, "b": {"type": "null"}},
+        "patternProperties": {"^x": {"type": "integer"}},
+        "additionalProperties": false
+    }));
+    assert!(b.ok(r#"{"x1": 1, "b": null, "x2": 2, "a": "y"}"#));
+    assert!(!b.ok(r#"{"x1": 1, "b": null, "y": 2}"#));
 }
 
 #[test]
