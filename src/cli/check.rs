@@ -120,21 +120,6 @@ pub(super) fn load_schema(
         let mut out = io::stdout().lock();
         let w =
             |out: &mut io::StdoutLock<'_>, s: String| writeln!(out, "{s}").map_err(CliError::Write);
-        w(
-            &mut out,
-            match opts.property_order {
-                PropertyOrder::Any => format!(
-                    "property order: any (objects of up to {} properties; larger ones in schema \
-                     order, listed below as properties)",
-                    opts.max_any_order_properties
-                ),
-                PropertyOrder::Schema => {
-                    "property order: schema (declared properties in schema order, extra ones \
-                     after them)"
-                        .into()
-                }
-            },
-        )?;
         if unenforced.is_empty() {
             w(&mut out, "every constraining keyword is enforced".into())?;
         } else {
@@ -149,6 +134,21 @@ pub(super) fn load_schema(
         for u in &unenforced {
             w(&mut out, format!("  {u}"))?;
         }
+        w(
+            &mut out,
+            match opts.property_order {
+                PropertyOrder::Any => format!(
+                    "property order: any (objects of up to {} properties; larger ones in schema \
+                     order, listed above as properties)",
+                    opts.max_any_order_properties
+                ),
+                PropertyOrder::Schema => {
+                    "property order: schema (declared properties in schema order, extra ones \
+                     after them)"
+                        .into()
+                }
+            },
+        )?;
         w(&mut out, format!("grammar:\n{g}"))?;
     } else if !unenforced.is_empty() {
         let names: Vec<String> = unenforced

@@ -292,7 +292,10 @@ const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 impl Grammar {
     /// The grammar of the JSON texts valid for `schema` (see
     /// [`crate::grammar::schema`]), in strict mode: a keyword that is not
-    /// enforced is an error naming it and its JSON pointer.
+    /// enforced is an error naming it and its JSON pointer. Documented
+    /// approximations are not errors (widened bounds, an object with more
+    /// than [`SchemaOptions::max_any_order_properties`] properties accepted
+    /// in schema order only); [`json_schema_to_grammar`] lists them.
     ///
     /// ```
     /// use cdiff::{Constraint, Grammar, Partial};
