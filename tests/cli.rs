@@ -600,3 +600,58 @@ fn check_prints_one_fill_per_null() {
         .collect();
     assert_eq!(format!("[{fills}]"), v["text"].as_str().unwrap());
 }
+
+#[test]
+fn json_schema_property_order() {
+    let d = temp_dir("property-order");
+    let props: Vec<String> = (0..13).map(|i| format!(r#""p{i}": {{}}"#)).collect();
+    let s = write(
+        &d,
+        "s.json",
+        &format!(
+            r#"{{"type": "object", "properties": {{"status": {{"type": "string"}},
+                "warranty": {{"type": "boolean"}}, "big": {{"properties": {{{}}}}}}},
+                "required": ["status"], "additionalProperties": false}}"#,
+            props.join(", ")
+        ),
+    );
+    let p = write(
+        &d,
+        "p.json",
+        r#"["{\"warranty\": true, \"status\": \"open\"}"]"#,
+    );
+    let verdict = |extra: &[&str]| {
+        let mut args = vec!["check", "--json-schema", &s, "--json"];
+        args.extend_from_slice(extra);
+        args.push(&p);
+        let o = cdiff(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        (v["completable"].clone(), stderr(&o))
+    };
+    let (any, warning) = verdict(&[]);
+    assert_eq!(any, true);
+    // The 13-property object falls back to schema order, reported.
+    assert!(
+        warning.contains("properties at #/properties/big"),
+        "{warning}"
+    );
+    assert_eq!(verdict(&["--property-order", "any"]).0, true);
+    assert_eq!(verdict(&["--property-order", "schema"]).0, false);
+    let o = cdiff(&["check", "--json-schema", &s, "--explain", &p]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("property order: any")
+            && out.contains("properties at #/properties/big: approximated"),
+        "{out}"
+    );
+    let o = cdiff(&[
+        "check",
+        "--json-schema",
+        &s,
+        "--property-order",
+        "sorted",
+        &p,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -156,6 +156,28 @@ pub enum RemaskingArg {
     Random,
 }
 
+/// Member order of the objects of a JSON Schema (`--property-order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PropertyOrderArg {
+    /// Any order, as JSON Schema means (exact up to 12 properties per
+    /// object; larger objects fall back to schema order, reported).
+    Any,
+    /// Declared properties in schema order, extra ones after them.
+    Schema,
+}
+
+/// Options of the grammar generated from `--json-schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// With --json-schema: the order object members may be written in.
+    /// `any` (default): any order, each declared property at most once,
+    /// exact for objects of up to 12 properties (larger ones fall back to
+    /// schema order, listed by --explain); `schema`: schema order (a
+    /// smaller grammar).
+    #[arg(long, value_enum, value_name = "ORDER", default_value = "any")]
+    pub property_order: PropertyOrderArg,
+}
+
 /// Arguments of `cdiff decode`.
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
@@ -176,6 +198,10 @@ pub struct DecodeArgs {
     /// that JSON pointer of the file).
     #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
+
+    /// JSON Schema options.
+    #[command(flatten)]
+    pub schema: SchemaArgs,
 
     /// The start rule (default: `start`).
     #[arg(long, value_name = "RULE")]
@@ -325,6 +351,10 @@ pub struct InfillArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
 
+    /// JSON Schema options.
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+
     /// The start rule (default: `start`).
     #[arg(long, value_name = "RULE")]
     pub start: Option<String>,
@@ -431,8 +461,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
 
-    /// With --json-schema: print the keywords not (or only approximately)
-    /// enforced, each with its JSON pointer, and the generated grammar.
+    /// JSON Schema options.
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+
+    /// With --json-schema: print the property order, the keywords not (or
+    /// only approximately) enforced, each with its JSON pointer (among them
+    /// `properties` of an object with more than 12 properties, whose
+    /// members fall back to schema order under `--property-order any`), and
+    /// the generated grammar.
     #[arg(long, requires = "json_schema")]
     pub explain: bool,
 
@@ -493,6 +530,10 @@ pub struct BenchArgs {
     /// `FILE#/POINTER` takes the schema at that JSON pointer).
     #[arg(long, value_name = "FILE[#/POINTER]", conflicts_with_all = ["grammar", "start"])]
     pub json_schema: Option<PathBuf>,
+
+    /// JSON Schema options.
+    #[command(flatten)]
+    pub schema: SchemaArgs,
 
     /// The start rule (default: `start`).
     #[arg(long, value_name = "RULE")]

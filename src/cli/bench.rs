@@ -24,7 +24,7 @@ struct Doc {
 /// Runs `cdiff bench`.
 pub fn run(a: &BenchArgs) -> Result<(), CliError> {
     let (g, path) = match (&a.json_schema, &a.grammar) {
-        (Some(schema), _) => (super::check::load_schema(schema, false)?, schema),
+        (Some(schema), _) => (super::check::load_schema(schema, &a.schema, false)?, schema),
         (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
         (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
     };

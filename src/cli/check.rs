@@ -9,15 +9,15 @@ use serde_json::Value;
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar, Partial, Verdict};
 
-use super::args::CheckArgs;
+use super::args::{CheckArgs, PropertyOrderArg, SchemaArgs};
 use super::{compile, config, jsonobj, load_grammar, micros, read_text, CliError};
 use cdiff::grammar::schema::is_constraining_keyword;
-use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
+use cdiff::grammar::{json_schema_to_grammar, PropertyOrder, SchemaOptions};
 
 /// Runs `cdiff check`.
 pub fn run(a: &CheckArgs) -> Result<(), CliError> {
     let (g, path) = match (&a.json_schema, &a.grammar) {
-        (Some(schema), _) => (load_schema(schema, a.explain)?, schema),
+        (Some(schema), _) => (load_schema(schema, &a.schema, a.explain)?, schema),
         (None, Some(grammar)) => (load_grammar(grammar, a.start.as_deref())?, grammar),
         (None, None) => return Err(CliError::Input("give --grammar or --json-schema".into())),
     };
@@ -79,7 +79,11 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
 /// pointer of the file. A schema object with no constraining keyword but a
 /// `schema` member (a wrapped schema, which would accept any JSON) is an
 /// error that names the member and the pointer to pass.
-pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliError> {
+pub(super) fn load_schema(
+    path: &Path,
+    args: &SchemaArgs,
+    explain: bool,
+) -> Result<Grammar, CliError> {
     let schema_err =
         |m: String| CliError::lib(path, cdiff::Error::new(cdiff::ErrorKind::Grammar, m));
     let (file, pointer) = split_pointer(path);
@@ -104,8 +108,14 @@ pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliErro
             )));
         }
     }
-    let (g, unenforced) =
-        json_schema_to_grammar(v, &SchemaOptions::default()).map_err(|e| CliError::lib(path, e))?;
+    let opts = SchemaOptions {
+        property_order: match args.property_order {
+            PropertyOrderArg::Any => PropertyOrder::Any,
+            PropertyOrderArg::Schema => PropertyOrder::Schema,
+        },
+        ..SchemaOptions::default()
+    };
+    let (g, unenforced) = json_schema_to_grammar(v, &opts).map_err(|e| CliError::lib(path, e))?;
     if explain {
         let mut out = io::stdout().lock();
         let w =
@@ -124,6 +134,21 @@ pub(super) fn load_schema(path: &Path, explain: bool) -> Result<Grammar, CliErro
         for u in &unenforced {
             w(&mut out, format!("  {u}"))?;
         }
+        w(
+            &mut out,
+            match opts.property_order {
+                PropertyOrder::Any => format!(
+                    "property order: any (objects of up to {} properties; larger ones in schema \
+                     order, listed above as properties)",
+                    opts.max_any_order_properties
+                ),
+                PropertyOrder::Schema => {
+                    "property order: schema (declared properties in schema order, extra ones \
+                     after them)"
+                        .into()
+                }
+            },
+        )?;
         w(&mut out, format!("grammar:\n{g}"))?;
     } else if !unenforced.is_empty() {
         let names: Vec<String> = unenforced

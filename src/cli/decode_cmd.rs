@@ -57,7 +57,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
     // The grammar first: a grammar error should not wait for the weights.
     let grammar_path = a.grammar.clone().or(default_grammar);
     let grammar = match (&a.json_schema, &grammar_path) {
-        (Some(schema), _) => Some((load_schema(schema, false)?, schema.clone())),
+        (Some(schema), _) => Some((load_schema(schema, &a.schema, false)?, schema.clone())),
         (None, Some(g)) => Some((load_grammar(g, a.start.as_deref())?, g.clone())),
         (None, None) => None,
     };

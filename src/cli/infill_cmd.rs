@@ -71,7 +71,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
     }
     .map_err(|e| CliError::lib(&a.template, e))?;
     let (grammar, gpath) = match &a.json_schema {
-        Some(s) => (load_schema(s, false)?, s.clone()),
+        Some(s) => (load_schema(s, &a.schema, false)?, s.clone()),
         None => {
             let g = default_grammar(a)?;
             (load_grammar(&g, a.start.as_deref())?, g)

@@ -18,4 +18,4 @@ pub mod schema;
 
 pub use ast::{Expr, Grammar, Rule, RuleId, TermId, Terminal};
 pub use normal::{Cfg, NtId, Sym};
-pub use schema::{json_schema_to_grammar, SchemaOptions, Unenforced};
+pub use schema::{json_schema_to_grammar, PropertyOrder, SchemaOptions, Unenforced};

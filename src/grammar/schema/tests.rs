@@ -101,10 +101,343 @@ fn optional_property_commas() {
             let with_extra = with_extra.replace("{, ", "{");
             assert_eq!(b.ok(&with_extra), addl && mask & 2 != 0, "{with_extra}");
         }
-        // Declared names may not come back as extras; order is schema order.
+        // Declared names may not come back as extras; any order.
         assert!(!b.ok(r#"{"b": 1, "b": 2}"#));
-        assert!(!b.ok(r#"{"b": 1, "a": 2}"#));
+        assert!(b.ok(r#"{"b": 1, "a": 2}"#));
     }
+}
+
+impl Both {
+    fn with(schema: Value, opts: &SchemaOptions) -> (Both, Vec<Unenforced>) {
+        let (g, u) = json_schema_to_grammar(&schema, opts).expect("schema compiles");
+        let b = Both {
+            c: Constraint::compile(&g).expect("grammar compiles"),
+            r: Recognizer::new(&g).expect("recognizer"),
+        };
+        (b, u)
+    }
+
+    /// Whether `prefix □ suffix` is completable; a witness is checked by the
+    /// recognizer.
+    fn fill(&self, prefix: &str, suffix: &str) -> bool {
+        let p = Partial::new().text(prefix).hole().text(suffix);
+        let fast = self.c.check(&p).unwrap();
+        let v = self.c.completable(&p).unwrap();
+        assert_eq!(fast, v.is_completable(), "check and completable disagree");
+        if let Some(done) = v.completion() {
+            assert!(self.r.accepts(&done.text).unwrap(), "witness rejected");
+        }
+        fast
+    }
+}
+
+fn ticket() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "status": {"enum": ["open", "closed"]},
+            "warranty": {"type": "boolean"},
+            "note": {"type": "string"}
+        },
+        "required": ["status", "warranty"],
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn any_property_order() {
+    let b = Both::new(ticket());
+    assert!(b.ok(r#"{"warranty": true, "status": "open"}"#));
+    assert!(b.ok(r#"{"note": "x", "warranty": true, "status": "open"}"#));
+    assert!(b.ok(r#"{"warranty": true, "note": "", "status": "closed"}"#));
+    // Duplicates, a missing required key, an undeclared key.
+    assert!(!b.ok(r#"{"warranty": true, "status": "open", "warranty": false}"#));
+    assert!(!b.ok(r#"{"note": "x", "status": "open", "note": "y", "warranty": true}"#));
+    assert!(!b.ok(r#"{"note": "x", "status": "open"}"#));
+    assert!(!b.ok(r#"{"warranty": true, "status": "open", "zz": 1}"#));
+    // Holes between properties.
+    assert!(b.fill(r#"{"warranty": true, "#, r#" "note": "x"}"#));
+    assert!(b.fill(r#"{"note": "x", "#, r#" "warranty": true}"#));
+    assert!(b.fill(r#"{"warranty": true"#, "}"));
+    // The hole must add "status", which is already there: no fill.
+    assert!(!b.fill(
+        r#"{"status": "open", "warranty": true, "#,
+        r#" "status": "closed"}"#
+    ));
+    // Missing the required "warranty": a hole between properties may add
+    // it, a hole inside a value may not.
+    assert!(b.fill(r#"{"note": "x", "#, r#" "status": "open"}"#));
+    assert!(!b.fill(r#"{"status": ""#, r#"", "note": "x"}"#));
+    assert!(!b.fill(r#"{"status": "#, r#" "open", "note": "x"}"#));
+    // A hole after every declared property: nothing may be added.
+    assert!(!b.fill(
+        r#"{"note": "x", "status": "open", "warranty": true, "#,
+        " }"
+    ));
+    assert!(b.fill(r#"{"note": "x", "status": "open", "warranty": true"#, " }"));
+    // A required name that is not declared takes the additionalProperties
+    // schema, in any order, once.
+    let b = Both::new(json!({
+        "properties": {"a": {"type": "string"}},
+        "required": ["b"],
+        "additionalProperties": {"type": "integer"}
+    }));
+    assert!(b.ok(r#"{"b": 1, "a": "x"}"#) && b.ok(r#"{"c": 2, "a": "x", "b": 1}"#));
+    assert!(!b.ok(r#"{"a": "x"}"#) && !b.ok(r#"{"b": 1, "a": "x", "b": 2}"#));
+    // Pattern properties between declared ones.
+    let b = Both::new(json!({
+        "properties": {"a": {"type": "string"}, "b": {"type": "null"}},
+        "patternProperties": {"^x": {"type": "integer"}},
+        "additionalProperties": false
+    }));
+    assert!(b.ok(r#"{"x1": 1, "b": null, "x2": 2, "a": "y"}"#));
+    assert!(!b.ok(r#"{"x1": 1, "b": null, "y": 2}"#));
+}
+
+#[test]
+fn schema_property_order_is_the_old_behaviour() {
+    let opts = SchemaOptions {
+        property_order: PropertyOrder::Schema,
+        ..SchemaOptions::default()
+    };
+    let (b, u) = Both::with(ticket(), &opts);
+    assert!(u.is_empty(), "{u:?}");
+    assert!(b.ok(r#"{"status": "open", "warranty": true, "note": "x"}"#));
+    assert!(!b.ok(r#"{"warranty": true, "status": "open"}"#));
+    assert!(b.fill(r#"{"status": "open", "#, r#" "note": "x"}"#));
+    assert!(!b.fill(r#"{"note": "x", "#, r#" "warranty": true}"#));
+}
+
+#[test]
+fn any_order_fallback_is_reported() {
+    let props: Map<String, Value> = (0..5)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let schema = json!({
+        "type": "object",
+        "properties": {"inner": {"type": "object", "properties": props}}
+    });
+    let opts = SchemaOptions {
+        max_any_order_properties: 4,
+        ..SchemaOptions::default()
+    };
+    let (b, u) = Both::with(schema.clone(), &opts);
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert_eq!(
+        (
+            u[0].keyword.as_str(),
+            u[0].pointer.as_str(),
+            u[0].approximate
+        ),
+        ("properties", "#/properties/inner", true)
+    );
+    assert!(u[0].reason.contains("schema order"), "{}", u[0]);
+    assert!(b.ok(r#"{"inner": {"p0": 0, "p3": 3}}"#));
+    assert!(!b.ok(r#"{"inner": {"p3": 3, "p0": 0}}"#));
+    // Within the limit: exact, nothing reported; strict mode accepts it.
+    let (b, u) = Both::with(schema.clone(), &SchemaOptions::default());
+    assert!(u.is_empty(), "{u:?}");
+    assert!(b.ok(r#"{"inner": {"p3": 3, "p0": 0}}"#));
+    assert!(Grammar::from_json_schema(&schema).is_ok());
+    // Large objects fall back, also under the rule limit, instead of failing.
+    let props: Map<String, Value> = (0..40)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let schema = json!({"type": "object", "properties": props});
+    let opts = SchemaOptions {
+        max_any_order_properties: usize::MAX,
+        ..SchemaOptions::default()
+    };
+    let (b, u) = Both::with(schema, &opts);
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert!(b.ok(r#"{"p0": 0, "p39": 39}"#) && !b.ok(r#"{"p39": 39, "p0": 0}"#));
+}
+
+/// The members `keys` (with small values) as object text: `(prefix,
+/// suffix)` split before member `cut`, with spaces around the split so that
+/// a fill cannot join a token of either side.
+fn object_text(keys: &[&str], cut: usize) -> (String, String) {
+    let member = |k: &str| {
+        if k == "s" {
+            format!("\"{k}\": \"v\"")
+        } else {
+            format!("\"{k}\": {}", k.len())
+        }
+    };
+    let p: Vec<String> = keys[..cut].iter().map(|k| member(k)).collect();
+    let q: Vec<String> = keys[cut..].iter().map(|k| member(k)).collect();
+    let mut prefix = format!("{{{}", p.join(", "));
+    if !p.is_empty() {
+        prefix.push_str(", ");
+    }
+    (prefix, format!(" {}}}", q.join(", ")))
+}
+
+/// The independent check: `keys` is a valid member sequence of an object
+/// with `declared` properties (in schema order), `required` ones and extra
+/// ones when `extras`; `in_order`: declared properties in schema order and
+/// extras after them.
+fn valid_keys(
+    keys: &[&str],
+    declared: &[&str],
+    required: &[&str],
+    extras: bool,
+    in_order: bool,
+) -> bool {
+    // Declared keys at most once; a repeated extra key is not detected (the
+    // grammar cannot, and JSON parsers keep one of the values).
+    let distinct = keys
+        .iter()
+        .enumerate()
+        .all(|(i, k)| !declared.contains(k) || !keys[..i].contains(k));
+    let allowed = keys.iter().all(|k| extras || declared.contains(k));
+    let complete = required.iter().all(|r| keys.contains(r));
+    // Declared keys first, in schema order, then the extras.
+    let rank = |k: &&str| {
+        declared
+            .iter()
+            .position(|d| d == k)
+            .unwrap_or(declared.len())
+    };
+    let ordered = !in_order
+        || keys.windows(2).all(|w| {
+            rank(&w[0]) < rank(&w[1])
+                || rank(&w[0]) == declared.len() && rank(&w[1]) == declared.len()
+        });
+    distinct && allowed && complete && ordered
+}
+
+/// The independent check of `prefix □ suffix` from [`object_text`]: some
+/// members `h` (fewest first) make `keys[..cut] h keys[cut..]` valid; with
+/// no member after the hole but some before, `h` is not empty.
+fn completable_keys(
+    keys: &[&str],
+    cut: usize,
+    declared: &[&str],
+    required: &[&str],
+    extras: bool,
+    in_order: bool,
+) -> bool {
+    let try_fill = |h: &[&str]| {
+        let mut all: Vec<&str> = keys[..cut].to_vec();
+        all.extend_from_slice(h);
+        all.extend_from_slice(&keys[cut..]);
+        valid_keys(&all, declared, required, extras, in_order)
+    };
+    // Valid sequences stay valid without an optional member, so the missing
+    // required members (in schema order) are the fill to try, or one member
+    // when that is empty and a member is needed.
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|r| !keys.contains(r))
+        .collect();
+    let need_one = cut == keys.len() && cut > 0;
+    if !missing.is_empty() || !need_one {
+        return try_fill(&missing);
+    }
+    // "zz" may be written already; "yyy" never is.
+    declared
+        .iter()
+        .chain(["zz", "yyy"].iter())
+        .any(|c| try_fill(&[c]))
+}
+
+/// Every sequence of distinct names from `names` (each permutation of each
+/// subset), and each with its first name repeated at the end.
+fn sequences<'a>(names: &[&'a str]) -> Vec<Vec<&'a str>> {
+    let mut out: Vec<Vec<&'a str>> = vec![Vec::new()];
+    let mut frontier = out.clone();
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for n in names {
+                if !s.contains(n) {
+                    let mut t = s.clone();
+                    t.push(n);
+                    next.push(t);
+                }
+            }
+        }
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let dups: Vec<Vec<&str>> = out
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut t = s.clone();
+            t.push(s[0]);
+            t
+        })
+        .collect();
+    out.extend(dups);
+    out
+}
+
+#[test]
+fn brute_force_property_orders() {
+    // Name lengths are the integer values; "s" is a string property.
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["a", "bb"], &[]),
+        (&["a", "bb"], &["bb"]),
+        (&["s", "a", "bb"], &["a"]),
+        (&["a", "bb", "s"], &["a", "s"]),
+        (&["a", "bb", "ccc", "s"], &["bb"]),
+        (&["a", "bb", "ccc", "s"], &["a", "ccc", "s"]),
+    ];
+    let mut checked = [0usize; 2];
+    for order in [PropertyOrder::Any, PropertyOrder::Schema] {
+        let in_order = order == PropertyOrder::Schema;
+        for &(declared, required) in cases {
+            for extras in [false, true] {
+                let props: Map<String, Value> = declared
+                    .iter()
+                    .map(|k| {
+                        let t = if *k == "s" { "string" } else { "integer" };
+                        (k.to_string(), json!({ "type": t }))
+                    })
+                    .collect();
+                let schema = json!({
+                    "type": "object",
+                    "properties": props,
+                    "required": required,
+                    "additionalProperties": extras
+                });
+                let opts = SchemaOptions {
+                    property_order: order,
+                    ..SchemaOptions::default()
+                };
+                let (b, u) = Both::with(schema, &opts);
+                assert!(u.is_empty(), "{u:?}");
+                let mut names = declared.to_vec();
+                names.push("zz");
+                for keys in sequences(&names) {
+                    let (text, _) = object_text(&keys, keys.len());
+                    let text = format!("{}}}", text.trim_end_matches(", "));
+                    let want = valid_keys(&keys, declared, required, extras, in_order);
+                    assert_eq!(
+                        b.ok(&text),
+                        want,
+                        "{order:?} {declared:?} required {required:?} extras {extras}: {text}"
+                    );
+                    for cut in 0..=keys.len() {
+                        let (prefix, suffix) = object_text(&keys, cut);
+                        let want =
+                            completable_keys(&keys, cut, declared, required, extras, in_order);
+                        assert_eq!(
+                            b.fill(&prefix, &suffix),
+                            want,
+                            "{order:?} {declared:?} required {required:?} extras {extras}: {prefix}□{suffix}"
+                        );
+                        checked[want as usize] += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Both verdicts occur often.
+    assert!(checked[0] > 1000 && checked[1] > 1000, "{checked:?}");
 }
 
 #[test]
