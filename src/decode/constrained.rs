@@ -3,7 +3,7 @@
 //! Each step runs the model on the canvas, builds a [`RowSampler`] for every
 //! masked answer position in scope (the whole answer for Dream, the current
 //! block for LLaDA), ranks the positions by confidence (ties: the earlier
-//! position first) and commits the step's quota ([`schedule`]).
+//! position first) and commits the step's quota ([`super::schedule`]).
 //!
 //! * **Vanilla** commits the quota's most confident positions with their
 //!   sampled tokens, as the authors' code does.

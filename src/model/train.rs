@@ -386,7 +386,7 @@ impl Trainer {
     }
 
     /// The model being trained (its inference path, [`llada::Model::logits`],
-    /// is what [`super::load`] gives back after [`Trainer::save`]).
+    /// is what [`super::load()`] gives back after [`Trainer::save`]).
     pub fn model(&self) -> &llada::Model {
         &self.model
     }
