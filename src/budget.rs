@@ -8,16 +8,46 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) struct Budget {
     left: u64,
     what: &'static str,
+    /// Bytes the search may add to what was in use when it started (see
+    /// [`crate::memory`]), that starting point, and the units left at which
+    /// memory is looked at next.
+    max_memory: Option<usize>,
+    memory_at_start: usize,
+    next_memory_check: u64,
 }
+
+/// Work units between two looks at the memory in use.
+const MEMORY_CHECK_EVERY: u64 = 1 << 16;
 
 impl Budget {
     pub(crate) fn new(units: u64, what: &'static str) -> Budget {
-        Budget { left: units, what }
+        Budget {
+            left: units,
+            what,
+            max_memory: None,
+            memory_at_start: 0,
+            next_memory_check: 0,
+        }
+    }
+
+    /// As [`Budget::new`], also stopping when the bytes in use have grown by
+    /// more than `max_memory` since now (when the counting allocator is
+    /// installed).
+    pub(crate) fn with_memory(units: u64, what: &'static str, max_memory: Option<usize>) -> Budget {
+        Budget {
+            max_memory,
+            memory_at_start: crate::memory::allocated().unwrap_or(0),
+            next_memory_check: units.saturating_sub(MEMORY_CHECK_EVERY),
+            ..Budget::new(units, what)
+        }
     }
 
     /// Spends `n` units.
     #[inline]
     pub(crate) fn spend(&mut self, n: u64) -> Result<()> {
+        if self.max_memory.is_some() && self.left <= self.next_memory_check.saturating_add(n) {
+            self.check_memory()?;
+        }
         if self.left < n {
             self.left = 0;
             return Err(Error::new(
@@ -29,6 +59,28 @@ impl Budget {
             ));
         }
         self.left -= n;
+        Ok(())
+    }
+
+    #[cold]
+    fn check_memory(&mut self) -> Result<()> {
+        self.next_memory_check = self.left.saturating_sub(MEMORY_CHECK_EVERY);
+        let (Some(limit), Some(used)) = (self.max_memory, crate::memory::allocated()) else {
+            return Ok(());
+        };
+        let grown = used.saturating_sub(self.memory_at_start);
+        if grown > limit {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                format!(
+                    "{} stopped at the memory limit: it grew by {} MiB, more than {} MiB (raise \
+                     Config::max_memory / --max-memory)",
+                    self.what,
+                    grown >> 20,
+                    limit >> 20
+                ),
+            ));
+        }
         Ok(())
     }
 }

@@ -30,6 +30,13 @@ pub struct Config {
     pub max_witness_terminals: u32,
     /// Longest witness text built, in bytes (checked as the text is made).
     pub max_witness_bytes: usize,
+    /// Bytes one check may add to the memory in use before it stops with a
+    /// size-limit error (`None`: no limit; model weights and other data
+    /// held before the check do not count). Enforced only in programs that
+    /// install
+    /// [`crate::memory::CountingAlloc`] (the `cdiff` binary does); see
+    /// [`crate::memory`].
+    pub max_memory: Option<usize>,
 }
 
 impl Default for Config {
@@ -40,6 +47,7 @@ impl Default for Config {
             partial_states: 2_000_000,
             max_witness_terminals: 10_000_000,
             max_witness_bytes: 64 << 20,
+            max_memory: None,
         }
     }
 }
@@ -154,7 +162,11 @@ impl Constraint {
     /// [`ErrorKind::Budget`](crate::ErrorKind::Budget) or
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn token_nfa(&self, partial: &Partial) -> Result<TokenNfa> {
-        let mut budget = Budget::new(self.config.budget, "lexing the partial output");
+        let mut budget = Budget::with_memory(
+            self.config.budget,
+            "lexing the partial output",
+            self.config.max_memory,
+        );
         self.automaton(partial, &mut budget)
     }
 
@@ -174,7 +186,11 @@ impl Constraint {
     /// # Errors
     /// As [`Constraint::completable`].
     pub fn check(&self, partial: &Partial) -> Result<bool> {
-        let mut budget = Budget::new(self.config.budget, "the completability check");
+        let mut budget = Budget::with_memory(
+            self.config.budget,
+            "the completability check",
+            self.config.max_memory,
+        );
         let nfa = self.automaton(partial, &mut budget)?;
         self.search.check(&nfa, &mut budget)
     }
@@ -197,7 +213,11 @@ impl Constraint {
     /// [`Config::budget`] runs out (never a silent "not completable"), or
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
-        let mut budget = Budget::new(self.config.budget, "the completability check");
+        let mut budget = Budget::with_memory(
+            self.config.budget,
+            "the completability check",
+            self.config.max_memory,
+        );
         let nfa = self.automaton(partial, &mut budget)?;
         let limit = self.config.max_witness_terminals;
         let Some(word) = self.search.witness(&nfa, &mut budget, limit)? else {

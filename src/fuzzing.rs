@@ -34,6 +34,7 @@ fn small() -> Config {
         partial_states: 20_000,
         max_witness_terminals: 100_000,
         max_witness_bytes: 1 << 20,
+        max_memory: None,
     }
 }
 

@@ -5,6 +5,11 @@
 
 mod cli;
 
+/// Counts the bytes in use, so that `--max-memory` stops a search with an
+/// error before the system runs out (see `cdiff::memory`).
+#[global_allocator]
+static ALLOC: cdiff::memory::CountingAlloc = cdiff::memory::CountingAlloc;
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

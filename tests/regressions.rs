@@ -296,3 +296,46 @@ fn witness_limits_are_settings() {
         }
     }
 }
+
+/// A search that grew without bound (the witness of a 23 KB integer array
+/// with one byte cut out took 4.1 GB and 12 s) could only end in an
+/// out-of-memory abort; `--max-memory` now stops it with an error, and the
+/// verdict of the cheaper emptiness check still stands.
+#[test]
+fn memory_limit_stops_a_growing_search() {
+    let dir = std::env::temp_dir().join(format!("cdiff-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = serde_json::to_string(&(0..4000).collect::<Vec<u32>>()).unwrap();
+    let mid = doc.len() / 2;
+    let p = dir.join("flat.json");
+    let partial = serde_json::json!([&doc[..mid], null, &doc[mid + 1..]]);
+    std::fs::write(&p, partial.to_string()).unwrap();
+    let grammar = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/json.ebnf");
+    let run = |limit: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cdiff"))
+            .args(["check", "--grammar", grammar, p.to_str().unwrap()])
+            .args(["--max-memory", limit])
+            .output()
+            .unwrap()
+    };
+    let o = run("64M");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.starts_with("completable\nwitness: not built"), "{out}");
+    assert!(out.contains("memory limit"), "{out}");
+    let o = run("1M");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("memory limit") && err.contains("--max-memory"),
+        "{err}"
+    );
+    let o = run("5X");
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

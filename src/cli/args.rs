@@ -809,4 +809,32 @@ pub struct LimitArgs {
     /// Longest witness text built, in bytes (default 67,108,864).
     #[arg(long, value_name = "BYTES")]
     pub max_witness_bytes: Option<usize>,
+
+    /// Memory one check may add (e.g. 512M, 4G; default 4G; 0: no limit).
+    /// Past it the check stops with an error instead of exhausting memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<usize>,
+}
+
+/// A size in bytes: a number with an optional K, M or G suffix (powers of
+/// 1024).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: usize = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("unknown size suffix in {s:?} (K, M or G)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("{s:?} is not a size (e.g. 512M, 4G)"))
 }

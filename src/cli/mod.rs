@@ -209,12 +209,21 @@ fn load_grammar(path: &Path, start: Option<&str>) -> Result<Grammar, CliError> {
 }
 
 /// The library configuration, with the work budget overridden if asked.
+/// The memory one check may add at the command line (`--max-memory`).
+const DEFAULT_MAX_MEMORY: usize = 4 << 30;
+
 /// The library's limits, with those given on the command line.
 fn config(limits: Option<&args::LimitArgs>) -> Config {
-    let mut c = Config::default();
+    let mut c = Config {
+        max_memory: Some(DEFAULT_MAX_MEMORY),
+        ..Config::default()
+    };
     let Some(l) = limits else {
         return c;
     };
+    if let Some(m) = l.max_memory {
+        c.max_memory = (m > 0).then_some(m);
+    }
     if let Some(b) = l.budget {
         c.budget = b;
     }
