@@ -30,6 +30,16 @@ pub struct Config {
     pub max_witness_terminals: u32,
     /// Longest witness text built, in bytes (checked as the text is made).
     pub max_witness_bytes: usize,
+    /// Whether the witness has the fewest terminals of all completions
+    /// (default: the search runs to its fixpoint before the witness is
+    /// extracted). When false, phase 1 stops at its first complete
+    /// derivation and the witness is the shortest among the derivations
+    /// found by then: a valid completion, but in the differential tests
+    /// 1–33 % of them had more terminals than the shortest. Measured on C++
+    /// and JSON partial outputs, the exact witness was not slower (often
+    /// faster: it tends to be found sooner in phase 2). [`Constraint::check`]
+    /// always stops at the first derivation.
+    pub shortest_witness: bool,
     /// Bytes one check may add to the memory in use before it stops with a
     /// size-limit error (`None`: no limit; model weights and other data
     /// held before the check do not count). Enforced only in programs that
@@ -48,6 +58,7 @@ impl Default for Config {
             max_witness_terminals: 10_000_000,
             max_witness_bytes: 64 << 20,
             max_memory: None,
+            shortest_witness: true,
         }
     }
 }
@@ -220,7 +231,8 @@ impl Constraint {
         );
         let nfa = self.automaton(partial, &mut budget)?;
         let limit = self.config.max_witness_terminals;
-        let Some(word) = self.search.witness(&nfa, &mut budget, limit)? else {
+        let shortest = self.config.shortest_witness;
+        let Some(word) = self.search.witness(&nfa, &mut budget, limit, shortest)? else {
             return Ok(Verdict::NotCompletable);
         };
         let fills = fills_for(&self.lexer, partial, &word, &mut budget)?.ok_or_else(|| {

@@ -35,6 +35,7 @@ fn small() -> Config {
         max_witness_terminals: 100_000,
         max_witness_bytes: 1 << 20,
         max_memory: None,
+        shortest_witness: true,
     }
 }
 

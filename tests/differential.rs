@@ -10,6 +10,11 @@
 //!   be in S (so S is consistent with the engine);
 //! - "not completable" must have no text in S matching the partial.
 //!
+//! The witness is shortest: its terminal count is the number of lexemes of
+//! its own text, and no accepted text in S that matches the partial has
+//! fewer. With `Config::shortest_witness` off the witness is still a valid
+//! completion, never shorter; the test counts how often it is longer.
+//!
 //! The only fills the oracle does not see are those making the text longer
 //! than N; every grammar here has short completions whenever it has any, and
 //! the test counts how often the engine needed a witness longer than N.
@@ -213,11 +218,26 @@ fn run_case(case: &Case) {
     let g = Grammar::from_lark(case.grammar, None).unwrap_or_else(|e| panic!("{}: {e}", case.name));
     let rec = Recognizer::new(&g).unwrap();
     let c = Constraint::compile(&g).unwrap();
+    let first = Constraint::with_config(
+        &g,
+        cdiff::Config {
+            shortest_witness: false,
+            ..cdiff::Config::default()
+        },
+    )
+    .unwrap();
+    let mut longer = 0;
     let accepted: Vec<Vec<u8>> = all_words(case.alphabet, case.n)
         .into_iter()
         .filter(|w| rec.accepts(w).unwrap())
         .collect();
     let accepted_set: HashSet<&[u8]> = accepted.iter().map(|w| w.as_slice()).collect();
+    // Terminals of a complete text: its (maximal-munch) lexemes.
+    let terminals = |w: &[u8]| -> usize {
+        let v = c.completable(&Partial::complete(w)).unwrap();
+        v.completion().expect("an accepted text").terminals.len()
+    };
+    let accepted_terms: Vec<usize> = accepted.iter().map(|w| terminals(w)).collect();
     let (mut yes, mut no, mut long) = (0, 0, 0);
     for p in partials(case.alphabet, case.m) {
         let show = |p: &Partial| format!("{}: {:?}", case.name, p);
@@ -239,6 +259,27 @@ fn run_case(case: &Case) {
                     assert!(accepted_set.contains(done.text.as_slice()), "{}", show(&p));
                 }
                 assert!(c.check(&p).unwrap(), "{}", show(&p));
+                // Shortest in terminals, against every enumerated fill.
+                assert_eq!(done.terminals.len(), terminals(&done.text), "{}", show(&p));
+                let best = accepted
+                    .iter()
+                    .zip(&accepted_terms)
+                    .filter(|(w, _)| matches(&p, w))
+                    .map(|(_, &n)| n)
+                    .min();
+                if let Some(best) = best {
+                    assert!(
+                        done.terminals.len() <= best,
+                        "{}: the witness has {} terminals, an enumerated fill {best}",
+                        show(&p),
+                        done.terminals.len()
+                    );
+                }
+                let quick = first.completable(&p).unwrap();
+                let quick = quick.completion().expect("same verdict");
+                assert!(rec.accepts(&quick.text).unwrap(), "{}", show(&p));
+                assert!(quick.terminals.len() >= done.terminals.len(), "{}", show(&p));
+                longer += usize::from(quick.terminals.len() > done.terminals.len());
             }
             Verdict::NotCompletable => {
                 no += 1;
@@ -254,8 +295,9 @@ fn run_case(case: &Case) {
         }
     }
     eprintln!(
-        "{}: {} completable ({} with witness longer than {}), {} not",
-        case.name, yes, long, case.n, no
+        "{}: {} completable ({} with witness longer than {} bytes; the first-found witness \
+         had more terminals in {}), {} not",
+        case.name, yes, long, case.n, longer, no
     );
     assert!(
         yes > 0 && no > 0,

@@ -810,6 +810,11 @@ pub struct LimitArgs {
     #[arg(long, value_name = "BYTES")]
     pub max_witness_bytes: Option<usize>,
 
+    /// Take the first witness the search meets instead of the one with the
+    /// fewest terminals (the default runs the search to its fixpoint first).
+    #[arg(long)]
+    pub first_witness: bool,
+
     /// Memory one check may add (e.g. 512M, 4G; default 4G; 0: no limit).
     /// Past it the check stops with an error instead of exhausting memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

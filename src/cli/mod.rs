@@ -221,6 +221,7 @@ fn config(limits: Option<&args::LimitArgs>) -> Config {
     let Some(l) = limits else {
         return c;
     };
+    c.shortest_witness = !l.first_witness;
     if let Some(m) = l.max_memory {
         c.max_memory = (m > 0).then_some(m);
     }

@@ -94,8 +94,15 @@ struct Earley<'a> {
     wakes: Vec<(u32, u32, u32, u32)>,
 }
 
-/// Runs phase 1 until the goal completes or the fixpoint is reached.
-pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Result<Chart> {
+/// Runs phase 1 until the goal completes (with `stop_at_goal`) or the
+/// fixpoint is reached. Phase 2 finds the shortest witness among the triples
+/// completed here, so only the fixpoint makes it the shortest of all.
+pub(crate) fn search(
+    g: &Intersector,
+    dfa: &TokenNfa,
+    budget: &mut Budget,
+    stop_at_goal: bool,
+) -> Result<Chart> {
     let n = dfa.len() as u64;
     let nts = (g.n_syms - g.n_terms) as u64;
     let mut e = Earley {
@@ -121,7 +128,7 @@ pub(crate) fn search(g: &Intersector, dfa: &TokenNfa, budget: &mut Budget) -> Re
     };
     e.predict(dfa.start, g.start);
     loop {
-        if e.chart.goal.is_some() {
+        if stop_at_goal && e.chart.goal.is_some() {
             break;
         }
         budget.spend(1)?;
@@ -222,7 +229,7 @@ impl Earley<'_> {
             return;
         }
         if a == self.g.start && i == self.dfa.start && self.dfa.finals[k as usize] {
-            self.chart.goal = Some(key(i, a, k));
+            self.chart.goal.get_or_insert(key(i, a, k));
         }
         let s = self.side(i, a);
         let head = self.ends.get(s);

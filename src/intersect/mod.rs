@@ -188,7 +188,7 @@ impl Intersector {
             return Ok(true);
         }
         self.check_sizes(dfa)?;
-        Ok(earley::search(self, dfa, budget)?.goal.is_some())
+        Ok(earley::search(self, dfa, budget, true)?.goal.is_some())
     }
 
     /// Decides whether some word of the grammar is accepted by `dfa`; if so,
@@ -196,12 +196,17 @@ impl Intersector {
     ///
     /// # Errors
     /// As [`Intersector::check`].
-    /// A witness longer than `max_terminals` is a size-limit error.
+    /// A witness longer than `max_terminals` is a size-limit error. With
+    /// `shortest`, phase 1 runs to its fixpoint so that the witness has the
+    /// fewest terminals of all words; without, phase 1 stops at the first
+    /// goal and the witness is the shortest among the triples completed by
+    /// then (usually, not always, the shortest of all; cheaper).
     pub(crate) fn witness(
         &self,
         dfa: &TokenNfa,
         budget: &mut Budget,
         max_terminals: u32,
+        shortest: bool,
     ) -> Result<Option<Vec<u32>>> {
         if dfa.is_empty() {
             return Ok(None);
@@ -210,7 +215,7 @@ impl Intersector {
             return Ok(Some(Vec::new()));
         }
         self.check_sizes(dfa)?;
-        let chart = earley::search(self, dfa, budget)?;
+        let chart = earley::search(self, dfa, budget, !shortest)?;
         if chart.goal.is_none() {
             return Ok(None);
         }
