@@ -458,7 +458,7 @@ fn a_missing_compiler_is_reported() {
             "eval",
             "run",
             "--task",
-            "json",
+            "dlm-cpp",
             "--model",
             "gold",
             "--out",

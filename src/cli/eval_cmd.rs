@@ -34,7 +34,7 @@ const HUMANEVAL: &str = concat!(
 /// The shipped C++ grammar.
 const CPP_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
 
-fn lib_err(e: cdiff::Error) -> CliError {
+pub(super) fn lib_err(e: cdiff::Error) -> CliError {
     CliError::Lib {
         path: None,
         error: e,
@@ -131,7 +131,7 @@ impl Infiller {
                     top_p: a.top_p,
                     seed,
                     max_rejections: a.max_rejections,
-                    max_tokens: a.max_tokens,
+                    max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
                 };
                 infill_ar(
@@ -164,7 +164,7 @@ impl Infiller {
 /// The diffusion settings over `n` masked tokens, as `cdiff infill` makes
 /// them: the architecture's defaults, a shipped model's card settings, then
 /// the flags given.
-fn dlm_config(
+pub(super) fn dlm_config(
     a: &EvalRunArgs,
     arch: Arch,
     shipped: Option<&Shipped>,
@@ -290,7 +290,7 @@ impl Judge {
     }
 }
 
-fn fmt_duration(d: Duration) -> String {
+pub(super) fn fmt_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
@@ -305,10 +305,11 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     let kind = match a.task {
         EvalTaskArg::MriCpp => MriKind::Spans,
         EvalTaskArg::MriCppLines => MriKind::Lines,
-        EvalTaskArg::DlmCpp | EvalTaskArg::Json | EvalTaskArg::Smiles => {
+        EvalTaskArg::Json | EvalTaskArg::Smiles => return super::eval_dlm::run(a),
+        EvalTaskArg::DlmCpp => {
             return Err(CliError::Input(
-                "the DLM tasks (dlm-cpp, json, smiles) are not implemented yet; \
-                 use mri-cpp or mri-cpp-lines"
+                "the task dlm-cpp is not implemented yet; use json, smiles, mri-cpp or \
+                 mri-cpp-lines"
                     .into(),
             ))
         }
@@ -436,6 +437,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
             text: String::new(),
             fills: Vec::new(),
             syntax_ok: false,
+            schema_ok: None,
             gxx_syntax_ok: None,
             functional_ok: None,
             functional_status: None,

@@ -6,6 +6,7 @@ mod bench;
 mod check;
 mod decode_cmd;
 mod eval_cmd;
+mod eval_dlm;
 mod grammar_cmd;
 mod infill_cmd;
 mod jsonobj;
