@@ -1,16 +1,18 @@
 //! `cdiff eval` DLM tasks (issue 11): the JSON and SMILES metrics on known
 //! cases, the SMILES graph comparison against RDKit's verdicts
 //! (`tests/data/smiles-pairs.jsonl`, made by `eval/make_smiles_pairs.py`),
-//! the oracle `gold` at 100 %, and three-instance runs of the shipped
-//! `json-tiny` and `smiles-tiny` in con mode, stopped halfway, resumed and
-//! reported.
+//! the `dlm-cpp` instances (instruction and prefill), the oracle `gold` at
+//! 100 %, and three-instance runs of the shipped `json-tiny`, `smiles-tiny`
+//! and `cpp-tiny` in con mode, stopped halfway, resumed and reported.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cdiff::eval::json::{self, SchemaOracle};
+use cdiff::eval::metrics::{self, Gxx};
 use cdiff::eval::record::{self, Record};
 use cdiff::eval::smiles;
+use cdiff::eval::tasks;
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 use cdiff::recognize::Recognizer;
 use serde_json::{json, Value};
@@ -191,6 +193,52 @@ fn shipped_instances() {
     assert_eq!(ids.len(), 500);
 }
 
+#[test]
+fn dlm_cpp_instances_split_instruction_and_signature() {
+    let rows = tasks::read_humaneval(&root().join("datasets/humaneval-x-cpp/humaneval_cpp.jsonl"))
+        .unwrap();
+    let src = std::fs::read_to_string(root().join("grammars/cpp.ebnf")).unwrap();
+    let rec = Recognizer::new(&cdiff::Grammar::from_lark(&src, None).unwrap()).unwrap();
+    let insts = tasks::make_dlm_cpp(&rows, |t| metrics::syntax_ok(&rec, t));
+    assert_eq!(insts.len(), 164, "every gold program is in the grammar");
+    for (i, r) in insts.iter().zip(&rows) {
+        assert_eq!(i.instance_id, r.task_id);
+        assert!(!i.input.is_empty(), "{}: no instruction", i.instance_id);
+        assert!(
+            !i.input.contains("/*") && !i.input.contains("*/"),
+            "{}",
+            i.instance_id
+        );
+        // The instruction's text is gone from the prefill, the rest is kept.
+        assert!(!i.prefill.contains(&i.input), "{}", i.instance_id);
+        assert!(
+            r.prompt.len() > i.prefill.len() + i.input.len(),
+            "{}",
+            i.instance_id
+        );
+        assert!(
+            i.prefill.trim_end().ends_with('{'),
+            "{}: {:?}",
+            i.instance_id,
+            i.prefill
+        );
+    }
+    let (instr, rest) =
+        tasks::split_instruction("/*\nAdd two numbers.\n*/\nint add(int a, int b){\n");
+    assert_eq!(
+        (instr.as_str(), rest.as_str()),
+        ("Add two numbers.", "int add(int a, int b){\n")
+    );
+    let (instr, rest) =
+        tasks::split_instruction("int f(){\n    // first line\n    // second\n    return 1;}\n");
+    assert_eq!(instr, "first line\nsecond");
+    assert_eq!(rest, "int f(){\n    return 1;}\n");
+    assert_eq!(
+        tasks::split_instruction("int f();"),
+        (String::new(), "int f();".into())
+    );
+}
+
 // --------------------------------------------------------------- end to end
 
 fn run(task: &str, model: &str, out: &Path, extra: &[&str]) -> Output {
@@ -238,6 +286,33 @@ fn gold_is_always_right() {
             format!("| gold | {limit} | 1 | 100.0 | 100.0 |")
         };
         assert!(table.contains(&want), "{table}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn gold_dlm_cpp_compiles_and_passes() {
+    let d = tmp("goldcpp");
+    let out = d.join("cpp.jsonl");
+    run(
+        "dlm-cpp",
+        "gold",
+        &out,
+        &["--modes", "con", "--seeds", "0", "--limit", "3"],
+    );
+    let rs = records(&out);
+    assert_eq!(rs.len(), 3);
+    let have_gxx = Gxx::find().is_some();
+    for r in &rs {
+        assert!(r.error.is_none(), "{:?}", r.error);
+        assert!(r.syntax_ok, "{}", r.instance_id);
+        if have_gxx {
+            assert_eq!(r.gxx_syntax_ok, Some(true), "{}", r.instance_id);
+            assert_eq!(r.functional_ok, Some(true), "{:?}", r.functional_status);
+        } else {
+            eprintln!("no g++ found: functional not checked");
+            assert_eq!(r.functional_ok, None);
+        }
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -368,6 +443,15 @@ fn json_tiny_con_resume_report() {
         "json",
         "json-tiny",
         &["--steps", "16", "--max-tokens", "64"],
+    );
+}
+
+#[test]
+fn cpp_tiny_con_resume_report() {
+    tiny_run(
+        "dlm-cpp",
+        "cpp-tiny",
+        &["--steps", "8", "--max-tokens", "32", "--functional", "off"],
     );
 }
 

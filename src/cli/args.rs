@@ -515,7 +515,8 @@ pub enum EvalTaskArg {
     MriCpp,
     /// Multi-region infilling on HumanEval-X C++: whole lines removed.
     MriCppLines,
-    /// C++ generation with a diffusion LM (not implemented yet).
+    /// C++ generation with a diffusion LM: HumanEval-X from its instruction
+    /// and signature.
     DlmCpp,
     /// JSON Schema extraction with a diffusion LM: json-mode-eval.
     Json,

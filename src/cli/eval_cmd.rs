@@ -255,15 +255,48 @@ fn instances(
 }
 
 /// Syntax and functional metrics of one program, cached by text.
-struct Judge {
+pub(super) struct Judge {
     gxx: Option<Gxx>,
     limits: Limits,
     cache: HashMap<String, (Option<bool>, Outcome)>,
 }
 
 impl Judge {
+    /// The compiler and limits of `a` (`--functional`, timeouts).
+    pub(super) fn new(a: &EvalRunArgs) -> Result<Judge, CliError> {
+        let gxx = match a.functional {
+            FunctionalArg::Off => None,
+            FunctionalArg::Auto | FunctionalArg::On => {
+                let g = Gxx::find();
+                if g.is_none() {
+                    if a.functional == FunctionalArg::On {
+                        return Err(CliError::Input(format!(
+                            "--functional on: no C++ compiler found (g++ on PATH, or ${})",
+                            metrics::GXX_VAR
+                        )));
+                    }
+                    eprintln!(
+                        "cdiff eval: warning: no C++ compiler found (g++ on PATH, or ${}): \
+                     functional_ok and gxx_syntax_ok are null",
+                        metrics::GXX_VAR
+                    );
+                }
+                g
+            }
+        };
+        Ok(Judge {
+            gxx,
+            limits: Limits {
+                compile: Duration::from_secs_f64(a.compile_timeout.max(0.001)),
+                run: Duration::from_secs_f64(a.run_timeout.max(0.001)),
+                ..Limits::default()
+            },
+            cache: HashMap::new(),
+        })
+    }
+
     /// `(gxx_syntax_ok, outcome)` of `head + solution` with `test`.
-    fn judge(
+    pub(super) fn judge(
         &mut self,
         head: &str,
         solution: &str,
@@ -305,13 +338,8 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     let kind = match a.task {
         EvalTaskArg::MriCpp => MriKind::Spans,
         EvalTaskArg::MriCppLines => MriKind::Lines,
-        EvalTaskArg::Json | EvalTaskArg::Smiles => return super::eval_dlm::run(a),
-        EvalTaskArg::DlmCpp => {
-            return Err(CliError::Input(
-                "the task dlm-cpp is not implemented yet; use json, smiles, mri-cpp or \
-                 mri-cpp-lines"
-                    .into(),
-            ))
+        EvalTaskArg::Json | EvalTaskArg::Smiles | EvalTaskArg::DlmCpp => {
+            return super::eval_dlm::run(a)
         }
     };
     let gpath = a
@@ -373,35 +401,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
         return Ok(());
     }
 
-    let gxx = match a.functional {
-        FunctionalArg::Off => None,
-        FunctionalArg::Auto | FunctionalArg::On => {
-            let g = Gxx::find();
-            if g.is_none() {
-                if a.functional == FunctionalArg::On {
-                    return Err(CliError::Input(format!(
-                        "--functional on: no C++ compiler found (g++ on PATH, or ${})",
-                        metrics::GXX_VAR
-                    )));
-                }
-                eprintln!(
-                    "cdiff eval: warning: no C++ compiler found (g++ on PATH, or ${}): \
-                     functional_ok and gxx_syntax_ok are null",
-                    metrics::GXX_VAR
-                );
-            }
-            g
-        }
-    };
-    let mut judge = Judge {
-        gxx,
-        limits: Limits {
-            compile: Duration::from_secs_f64(a.compile_timeout.max(0.001)),
-            run: Duration::from_secs_f64(a.run_timeout.max(0.001)),
-            ..Limits::default()
-        },
-        cache: HashMap::new(),
-    };
+    let mut judge = Judge::new(a)?;
 
     let mut infiller = Infiller::load(a)?;
     if !a.quiet {

@@ -1,7 +1,8 @@
-//! `cdiff eval run` for the DLM tasks `json` and `smiles`: a diffusion LM
-//! writes one answer per (instance, mode, seed) from the instance's prompt
-//! under its grammar (see `cdiff::eval::json` and `cdiff::eval::smiles` for
-//! the instances and metrics).
+//! `cdiff eval run` for the DLM tasks `json`, `smiles` and `dlm-cpp`: a
+//! diffusion LM writes one answer per (instance, mode, seed) from the
+//! instance's prompt under its grammar (see `cdiff::eval::json`,
+//! `cdiff::eval::smiles` and `cdiff::eval::tasks::DlmCppInstance` for the
+//! instances and metrics).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,15 +13,16 @@ use cdiff::decode::{decode, Mode};
 use cdiff::eval::json::{self, JsonInstance, SchemaOracle};
 use cdiff::eval::record::{self, Record};
 use cdiff::eval::smiles::{self, SmilesInstance};
+use cdiff::eval::tasks::{self, DlmCppInstance};
 use cdiff::eval::{metrics, mode_name};
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 use cdiff::model::tokenizer::ChatFormat;
-use cdiff::model::{load, parse_dtype, Denoiser, LoadedModel, Shipped};
+use cdiff::model::{load, parse_dtype, Denoiser, LoadedModel, Shipped, TextCodec};
 use cdiff::recognize::Recognizer;
 use cdiff::Constraint;
 
 use super::args::{EvalRunArgs, EvalTaskArg};
-use super::eval_cmd::{dlm_config, fmt_duration, lib_err};
+use super::eval_cmd::{dlm_config, fmt_duration, lib_err, Judge as CppJudge};
 use super::{compile, config, load_grammar, CliError};
 
 /// The shipped json-mode-eval files.
@@ -35,13 +37,26 @@ const SMILES_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/smile
 /// The shipped SMILES grammar.
 const SMILES_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/smiles.ebnf");
 
+/// The shipped C++ grammar.
+const CPP_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
+
+/// The shipped HumanEval-X C++ data.
+const HUMANEVAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/datasets/humaneval-x-cpp/humaneval_cpp.jsonl"
+);
+
 /// Canvas length for a model that is not shipped.
 const DEFAULT_CANVAS: usize = 256;
+
+/// Shortest canvas of a shipped model whose context the prompt fills.
+const MIN_CANVAS: usize = 32;
 
 /// One instance of either task.
 enum Instance {
     Json(JsonInstance),
     Smiles(SmilesInstance),
+    Cpp(DlmCppInstance),
 }
 
 impl Instance {
@@ -49,6 +64,7 @@ impl Instance {
         match self {
             Instance::Json(i) => &i.instance_id,
             Instance::Smiles(i) => &i.instance_id,
+            Instance::Cpp(i) => &i.instance_id,
         }
     }
 
@@ -56,6 +72,15 @@ impl Instance {
         match self {
             Instance::Json(i) => &i.input,
             Instance::Smiles(i) => &i.input,
+            Instance::Cpp(i) => &i.input,
+        }
+    }
+
+    /// Text the answer continues (constrained, and on the model's canvas).
+    fn prefill(&self) -> &str {
+        match self {
+            Instance::Cpp(i) => &i.prefill,
+            _ => "",
         }
     }
 }
@@ -68,8 +93,9 @@ struct Judge {
     json: Option<(SchemaOracle, serde_json::Value)>,
 }
 
-/// The SMILES grammar's constraint and recognizer, shared by all instances.
-struct SmilesGrammar {
+/// The SMILES or C++ grammar's constraint and recognizer, shared by all
+/// instances.
+struct SharedGrammar {
     constraint: Constraint,
     recognizer: Recognizer,
 }
@@ -86,12 +112,27 @@ fn json_judge(inst: &JsonInstance) -> Result<Judge, cdiff::Error> {
     })
 }
 
-/// Runs `cdiff eval run --task json|smiles`.
+/// Runs `cdiff eval run --task json|smiles|dlm-cpp`.
 pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
     let task = match a.task {
         EvalTaskArg::Json => "json",
+        EvalTaskArg::DlmCpp => "dlm-cpp",
         _ => "smiles",
     };
+    let shared = match a.task {
+        EvalTaskArg::Smiles => Some(SMILES_GRAMMAR),
+        EvalTaskArg::DlmCpp => Some(CPP_GRAMMAR),
+        _ => None,
+    }
+    .map(|default| -> Result<SharedGrammar, CliError> {
+        let gpath = a.grammar.clone().unwrap_or_else(|| PathBuf::from(default));
+        let g = load_grammar(&gpath, None)?;
+        Ok(SharedGrammar {
+            recognizer: Recognizer::new(&g).map_err(|e| CliError::lib(&gpath, e))?,
+            constraint: compile(&gpath, &g, &config(None))?.0,
+        })
+    })
+    .transpose()?;
     let mut insts: Vec<Instance> = match (a.task, &a.data) {
         (EvalTaskArg::Json, Some(p)) => json::read_instances(p)
             .map_err(|e| CliError::lib(p, e))?
@@ -103,6 +144,24 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
             .into_iter()
             .map(Instance::Json)
             .collect(),
+        (EvalTaskArg::DlmCpp, Some(p)) => {
+            return Err(CliError::Input(format!(
+                "--data {}: dlm-cpp reads HumanEval-X rows: pass them with --humaneval",
+                p.display()
+            )))
+        }
+        (EvalTaskArg::DlmCpp, None) => {
+            let he = a
+                .humaneval
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(HUMANEVAL));
+            let rows = tasks::read_humaneval(&he).map_err(|e| CliError::lib(&he, e))?;
+            let rec = shared.as_ref().map(|g| &g.recognizer);
+            tasks::make_dlm_cpp(&rows, |t| rec.is_some_and(|r| metrics::syntax_ok(r, t)))
+                .into_iter()
+                .map(Instance::Cpp)
+                .collect()
+        }
         (_, Some(p)) => smiles::read_instances(p)
             .map_err(|e| CliError::lib(p, e))?
             .into_iter()
@@ -120,19 +179,6 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
                 .into(),
         ));
     }
-    let smiles_grammar = if a.task == EvalTaskArg::Smiles {
-        let gpath = a
-            .grammar
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(SMILES_GRAMMAR));
-        let g = load_grammar(&gpath, None)?;
-        Some(SmilesGrammar {
-            recognizer: Recognizer::new(&g).map_err(|e| CliError::lib(&gpath, e))?,
-            constraint: compile(&gpath, &g, &config(None))?.0,
-        })
-    } else {
-        None
-    };
     if let Some(l) = a.limit {
         insts.truncate(l);
     }
@@ -198,21 +244,26 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
         eprintln!("cdiff eval: model {}: {what}", a.model);
     }
 
+    let mut cpp_judge = if a.task == EvalTaskArg::DlmCpp {
+        Some(CppJudge::new(a)?)
+    } else {
+        None
+    };
     // The judge of the instance in hand (work is instance-major).
     let mut current: Option<(usize, Result<Judge, cdiff::Error>)> = None;
     let t_start = Instant::now();
     let (mut errors, total) = (0usize, work.len());
     for (done_n, &(k, mode, seed)) in work.iter().enumerate() {
         let inst = &insts[k];
-        if current.as_ref().map(|c| c.0) != Some(k) {
+        if shared.is_none() && current.as_ref().map(|c| c.0) != Some(k) {
             let j = match inst {
                 Instance::Json(i) => json_judge(i),
-                Instance::Smiles(_) => Err(cdiff::Error::new(
+                _ => Err(cdiff::Error::new(
                     cdiff::ErrorKind::Setting,
-                    "unused: SMILES instances share one grammar",
+                    "SMILES and C++ instances share one grammar",
                 )),
             };
-            if let (Instance::Json(_), Err(e)) = (inst, &j) {
+            if let Err(e) = &j {
                 eprintln!(
                     "cdiff eval: warning: {}: the schema cannot be used: {e}",
                     inst.id()
@@ -220,7 +271,7 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
             }
             current = Some((k, j));
         }
-        let judge: Result<(&Constraint, &Recognizer), String> = match (&smiles_grammar, &current) {
+        let judge: Result<(&Constraint, &Recognizer), String> = match (&shared, &current) {
             (Some(sg), _) => Ok((&sg.constraint, &sg.recognizer)),
             (None, Some((_, Ok(j)))) => Ok((&j.constraint, &j.recognizer)),
             (None, Some((_, Err(e)))) => Err(format!("the schema cannot be used: {e}")),
@@ -253,6 +304,10 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
         if a.task == EvalTaskArg::Json {
             r.schema_ok = Some(false);
         }
+        if a.task == EvalTaskArg::DlmCpp {
+            // Null unless the program is compiled.
+            r.functional_ok = None;
+        }
         let t0 = Instant::now();
         let res = judge.and_then(|(constraint, recognizer)| {
             generate(a, &mut model, constraint, recognizer, inst, mode, seed)
@@ -281,6 +336,16 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
                     (Instance::Smiles(i), _) => {
                         r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
                         r.functional_ok = Some(smiles::same_molecule(&r.text, &i.output));
+                    }
+                    (Instance::Cpp(i), _) => {
+                        r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
+                        if let Some(cj) = cpp_judge.as_mut() {
+                            if let Some((syn, outcome)) = cj.judge("", &r.text, &i.test)? {
+                                r.gxx_syntax_ok = syn;
+                                r.functional_ok = Some(outcome.passed());
+                                r.functional_status = Some(outcome.status());
+                            }
+                        }
                     }
                     _ => {}
                 }
@@ -333,6 +398,19 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The decoding seed of `seed` on instance `id`: the two mixed (FNV-1a over
+/// the id, then SplitMix64), so that an unconditional model (empty prompt)
+/// draws a different sample for each instance, and a run is still a
+/// function of its seeds.
+fn decode_seed(seed: u64, id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    cdiff::rng::SplitMix64::new(seed ^ h.rotate_left(29)).next_u64()
+}
+
 /// One generated answer.
 struct Generated {
     text: String,
@@ -358,6 +436,7 @@ fn generate(
     let Some((m, shipped)) = model else {
         let text = match inst {
             Instance::Smiles(i) => i.output.clone(),
+            Instance::Cpp(i) => format!("{}{}", i.prefill, i.canonical_solution),
             // The gold text as given if the grammar takes it, else the same
             // value with keys in schema order (the order the grammar writes).
             Instance::Json(i) => {
@@ -380,16 +459,27 @@ fn generate(
     };
     // Unconditional models (no chat template: cdiff's shipped ones) get an
     // empty prompt; chat models the instance's input as the user message.
-    let prompt = if m.chat_format == ChatFormat::Plain {
+    // The prefill follows (the start of the answer, written for the model).
+    let mut prompt = if m.chat_format == ChatFormat::Plain {
         Vec::new()
     } else {
         m.chat_prompt_ids(inst.input())?
     };
-    let n = a
-        .max_tokens
-        .unwrap_or(shipped.map_or(DEFAULT_CANVAS, |s| s.max_tokens));
-    let mut cfg = dlm_config(a, m.model.arch(), *shipped, mode, seed, n);
+    prompt.extend(m.tokenizer.encode(inst.prefill().as_bytes())?);
+    // A shipped model's canvas is what its context leaves after the prompt.
+    let n = a.max_tokens.unwrap_or(shipped.map_or(DEFAULT_CANVAS, |s| {
+        s.max_tokens.saturating_sub(prompt.len()).max(MIN_CANVAS)
+    }));
+    let mut cfg = dlm_config(
+        a,
+        m.model.arch(),
+        *shipped,
+        mode,
+        decode_seed(seed, inst.id()),
+        n,
+    );
     cfg.max_tokens = n;
+    cfg.prefill = inst.prefill().as_bytes().to_vec();
     let den: &mut dyn Denoiser = &mut m.model;
     let o = decode(
         den,

@@ -221,12 +221,17 @@ pub fn report(records: &[Record], failures: bool) -> String {
 
         // Overhead and constraint statistics (Tables 3, 4); the DLM tasks
         // also per sample.
+        let has_gxx = models.iter().any(|(_, cells)| {
+            cells
+                .iter()
+                .any(|(_, c)| c.all().any(|r| r.gxx_syntax_ok.is_some()))
+        });
         let judge_col = if has_schema {
             "schema"
-        } else if dlm {
-            ""
-        } else {
+        } else if has_gxx || !dlm {
             "g++ syntax"
+        } else {
+            ""
         };
         let _ = write!(s, "| model | mode |");
         if dlm {
