@@ -195,10 +195,10 @@ fn bracket_atom(s: &str, pos: usize, b: &str) -> Result<Atom> {
         (upper_first(a), true, 2)
     } else if let Some(c) = rest.chars().next().filter(|c| "bcnops".contains(*c)) {
         (c.to_ascii_uppercase().to_string(), true, 1)
-    } else if rest.len() >= 2 && ELEMENTS.contains(&&rest[..2]) {
-        (rest[..2].to_string(), false, 2)
-    } else if !rest.is_empty() && ELEMENTS.contains(&&rest[..1]) {
-        (rest[..1].to_string(), false, 1)
+    } else if let Some(two) = rest.get(..2).filter(|t| ELEMENTS.contains(t)) {
+        (two.to_string(), false, 2)
+    } else if let Some(one) = rest.get(..1).filter(|t| ELEMENTS.contains(t)) {
+        (one.to_string(), false, 1)
     } else {
         return Err(err(s, pos, "unknown element in a bracket atom"));
     };
@@ -685,10 +685,30 @@ mod tests {
     }
 
     #[test]
+    fn random_text_never_panics() {
+        let alphabet: Vec<char> = "CNOSPFIBrlcnops[]()=#$:/\\.%@+-H0123456789*éSeas"
+            .chars()
+            .collect();
+        let mut rng = crate::rng::SplitMix64::new(5);
+        let mut parsed = 0;
+        for _ in 0..20_000 {
+            let n = rng.below(12) as usize;
+            let t: String = (0..n)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            if let Ok(m) = parse(&t) {
+                parsed += 1;
+                assert!(m.same_as(&m), "{t}");
+            }
+        }
+        assert!(parsed > 100, "{parsed}");
+    }
+
+    #[test]
     fn not_molecules() {
         for s in [
             "", "C1CC", "C11", "C12CC12", "C(C", "C)C", "C=", "=C", "C..C", "[Xx]", "C%1", "Q",
-            "C=1CC-1", "C[CH3", "(C)C",
+            "C=1CC-1", "C[CH3", "(C)C", "[Cé]", "[é]", "Cé", "é", "[C@é]", "C%é1",
         ] {
             assert!(parse(s).is_err(), "{s:?} is not a molecule");
             assert!(!same_molecule(s, s));
