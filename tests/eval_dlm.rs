@@ -346,6 +346,21 @@ fn bad_data_is_an_error_not_a_panic() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1"));
+    let g = root().join("grammars/json.ebnf");
+    let o = cdiff(&[
+        "eval",
+        "run",
+        "--task",
+        "json",
+        "--model",
+        "gold",
+        "--grammar",
+        g.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("schema is its grammar"));
 
     // A schema the grammar builder takes but the validator refuses: the
     // records say why and count as wrong.

@@ -566,7 +566,8 @@ pub struct EvalRunArgs {
 
     /// Read the instances from this JSON-lines file instead of making them:
     /// MRI, the fields of eth-sri/HumanEval-MRI-Cpp (a missing `test` is
-    /// taken from --humaneval); json, `instance_id, input, schema, output`
+    /// taken from --humaneval); dlm-cpp, HumanEval-X rows (as
+    /// --humaneval); json, `instance_id, input, schema, output`
     /// (eth-sri/json-mode-eval-extended); smiles, `instance_id, input,
     /// output` (eth-sri/smiles-eval).
     #[arg(long, value_name = "FILE")]

@@ -119,6 +119,12 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
         EvalTaskArg::DlmCpp => "dlm-cpp",
         _ => "smiles",
     };
+    if a.task == EvalTaskArg::Json && a.grammar.is_some() {
+        return Err(CliError::Input(
+            "--grammar does not apply to the json task: each instance's schema is its grammar"
+                .into(),
+        ));
+    }
     let shared = match a.task {
         EvalTaskArg::Smiles => Some(SMILES_GRAMMAR),
         EvalTaskArg::DlmCpp => Some(CPP_GRAMMAR),
@@ -144,16 +150,10 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
             .into_iter()
             .map(Instance::Json)
             .collect(),
-        (EvalTaskArg::DlmCpp, Some(p)) => {
-            return Err(CliError::Input(format!(
-                "--data {}: dlm-cpp reads HumanEval-X rows: pass them with --humaneval",
-                p.display()
-            )))
-        }
-        (EvalTaskArg::DlmCpp, None) => {
-            let he = a
-                .humaneval
+        (EvalTaskArg::DlmCpp, data) => {
+            let he = data
                 .clone()
+                .or_else(|| a.humaneval.clone())
                 .unwrap_or_else(|| PathBuf::from(HUMANEVAL));
             let rows = tasks::read_humaneval(&he).map_err(|e| CliError::lib(&he, e))?;
             let rec = shared.as_ref().map(|g| &g.recognizer);
@@ -173,12 +173,6 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
             .map(Instance::Smiles)
             .collect(),
     };
-    if a.task == EvalTaskArg::Json && a.grammar.is_some() {
-        return Err(CliError::Input(
-            "--grammar does not apply to the json task: each instance's schema is its grammar"
-                .into(),
-        ));
-    }
     if let Some(l) = a.limit {
         insts.truncate(l);
     }
