@@ -278,7 +278,11 @@ fn run_case(case: &Case) {
                 let quick = first.completable(&p).unwrap();
                 let quick = quick.completion().expect("same verdict");
                 assert!(rec.accepts(&quick.text).unwrap(), "{}", show(&p));
-                assert!(quick.terminals.len() >= done.terminals.len(), "{}", show(&p));
+                assert!(
+                    quick.terminals.len() >= done.terminals.len(),
+                    "{}",
+                    show(&p)
+                );
                 longer += usize::from(quick.terminals.len() > done.terminals.len());
             }
             Verdict::NotCompletable => {

@@ -453,21 +453,24 @@ fn a_missing_compiler_is_reported() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--functional on"));
 
+    // The same for the DLM C++ task.
     let o = cdiff(
         &[
             "eval",
             "run",
             "--task",
-            "json",
+            "dlm-cpp",
             "--model",
             "gold",
+            "--functional",
+            "on",
             "--out",
             out.to_str().unwrap(),
         ],
-        &[],
+        &env,
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not implemented yet"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--functional on"));
     let _ = std::fs::remove_dir_all(&d);
 }
 

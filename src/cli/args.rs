@@ -595,11 +595,12 @@ pub enum EvalTaskArg {
     MriCpp,
     /// Multi-region infilling on HumanEval-X C++: whole lines removed.
     MriCppLines,
-    /// C++ generation with a diffusion LM (not implemented yet).
+    /// C++ generation with a diffusion LM: HumanEval-X from its instruction
+    /// and signature.
     DlmCpp,
-    /// JSON Schema extraction (not implemented yet).
+    /// JSON Schema extraction with a diffusion LM: json-mode-eval.
     Json,
-    /// SMILES generation (not implemented yet).
+    /// SMILES generation with a diffusion LM.
     Smiles,
 }
 
@@ -645,9 +646,12 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
 
-    /// Read the instances from this JSON-lines file (fields of
-    /// eth-sri/HumanEval-MRI-Cpp; a missing `test` is taken from
-    /// --humaneval) instead of making them.
+    /// Read the instances from this JSON-lines file instead of making them:
+    /// MRI, the fields of eth-sri/HumanEval-MRI-Cpp (a missing `test` is
+    /// taken from --humaneval); dlm-cpp, HumanEval-X rows (as
+    /// --humaneval); json, `instance_id, input, schema, output`
+    /// (eth-sri/json-mode-eval-extended); smiles, `instance_id, input,
+    /// output` (eth-sri/smiles-eval).
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,
 
@@ -656,11 +660,13 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "FILE")]
     pub humaneval: Option<PathBuf>,
 
-    /// Seed of the instances (which spans are removed).
+    /// Seed of the instances (MRI: which spans are removed; smiles: the
+    /// order of the shipped sample).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub data_seed: u64,
 
-    /// The grammar (default: the shipped grammars/cpp.ebnf).
+    /// The grammar (default: the shipped grammars/cpp.ebnf, for smiles
+    /// grammars/smiles.ebnf; json uses each instance's schema).
     #[arg(long, value_name = "FILE")]
     pub grammar: Option<PathBuf>,
 
@@ -685,9 +691,11 @@ pub struct EvalRunArgs {
     #[arg(long, default_value_t = 0.95)]
     pub top_p: f64,
 
-    /// Autoregressive models: tokens per region at most.
-    #[arg(long, default_value_t = 256)]
-    pub max_tokens: usize,
+    /// Autoregressive models: tokens per region at most (default 256); DLM
+    /// tasks: the canvas length (default: a shipped model's context, else
+    /// 256).
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
 
     /// Rejections before con-minus gives up / con uses the witness.
     #[arg(long, default_value_t = 100)]
@@ -697,13 +705,18 @@ pub struct EvalRunArgs {
     #[arg(long, default_value_t = 32)]
     pub hole_tokens: usize,
 
-    /// Diffusion models: denoising steps (default: as for infill).
+    /// Diffusion models: denoising steps (default: as for infill and
+    /// decode, half the masks for a shipped model).
     #[arg(long)]
     pub steps: Option<usize>,
 
     /// Weights' dtype: f32, bf16 or f16.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
+
+    /// Where the model runs: auto, cpu, cuda[:N], metal[:N] (as for decode).
+    #[arg(long, default_value = "auto", value_name = "DEVICE")]
+    pub device: String,
 
     /// Compile and run the programs (functional correctness, and g++'s
     /// syntax check).

@@ -310,8 +310,12 @@ pub(super) fn shipped_for(
 
 /// The device `--device` names (before any weights are read).
 pub(super) fn open_device(s: &SamplerArgs) -> Result<Device, CliError> {
-    s.device
-        .parse::<DeviceSpec>()
+    device_from(&s.device)
+}
+
+/// The device a `--device` value names, opened.
+pub(super) fn device_from(spec: &str) -> Result<Device, CliError> {
+    spec.parse::<DeviceSpec>()
         .and_then(DeviceSpec::open)
         .map_err(|e| CliError::Input(e.message().to_string()))
 }

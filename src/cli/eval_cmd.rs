@@ -6,17 +6,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use candle_core::Device;
-
 use cdiff::decode::{ArchStyle, DecodeConfig, Mode, Remasking};
 use cdiff::eval::metrics::{self, Gxx, Limits, Outcome};
 use cdiff::eval::record::{self, Record};
 use cdiff::eval::tasks::{self, MriInstance, MriKind};
 use cdiff::eval::{mode_name, report};
 use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput};
-use cdiff::model::{
-    load, load_causal, parse_dtype, ArFamily, Arch, LoadedCausal, LoadedModel, Shipped,
-};
+use cdiff::model::{load, load_causal, parse_dtype, Arch, LoadedCausal, LoadedModel, Shipped};
 use cdiff::recognize::Recognizer;
 use cdiff::Constraint;
 
@@ -34,7 +30,7 @@ const HUMANEVAL: &str = concat!(
 /// The shipped C++ grammar.
 const CPP_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
 
-fn lib_err(e: cdiff::Error) -> CliError {
+pub(super) fn lib_err(e: cdiff::Error) -> CliError {
     CliError::Lib {
         path: None,
         error: e,
@@ -60,31 +56,17 @@ enum Infiller {
     Dlm(Box<LoadedModel>, Option<&'static Shipped>),
 }
 
-/// Whether `model` (a directory or an alias) is an autoregressive model.
-fn is_autoregressive(model: &str) -> bool {
-    if cdiff::model::causal::ar_alias(model).is_some() {
-        return true;
-    }
-    let Ok(dir) = cdiff::model::load::resolve(model) else {
-        return false;
-    };
-    std::fs::read_to_string(dir.join("config.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| ArFamily::of_config(&v).is_some())
-}
-
 impl Infiller {
-    fn load(a: &EvalRunArgs) -> Result<Infiller, CliError> {
+    fn load(a: &EvalRunArgs, device: &candle_core::Device) -> Result<Infiller, CliError> {
         if a.model.eq_ignore_ascii_case("gold") {
             return Ok(Infiller::Gold);
         }
         let dtype = parse_dtype(&a.dtype).map_err(lib_err)?;
-        if is_autoregressive(&a.model) {
-            let m = load_causal(&a.model, &Device::Cpu, dtype).map_err(lib_err)?;
+        if cdiff::model::causal::is_autoregressive(&a.model) {
+            let m = load_causal(&a.model, device, dtype).map_err(lib_err)?;
             Ok(Infiller::Ar(Box::new(m)))
         } else {
-            let m = load(&a.model, &Device::Cpu, dtype).map_err(lib_err)?;
+            let m = load(&a.model, device, dtype).map_err(lib_err)?;
             Ok(Infiller::Dlm(Box::new(m), Shipped::by_name(&a.model)))
         }
     }
@@ -131,7 +113,7 @@ impl Infiller {
                     top_p: a.top_p,
                     seed,
                     max_rejections: a.max_rejections,
-                    max_tokens: a.max_tokens,
+                    max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
                 };
                 infill_ar(
@@ -164,7 +146,7 @@ impl Infiller {
 /// The diffusion settings over `n` masked tokens, as `cdiff infill` makes
 /// them: the architecture's defaults, a shipped model's card settings, then
 /// the flags given.
-fn dlm_config(
+pub(super) fn dlm_config(
     a: &EvalRunArgs,
     arch: Arch,
     shipped: Option<&Shipped>,
@@ -255,15 +237,48 @@ fn instances(
 }
 
 /// Syntax and functional metrics of one program, cached by text.
-struct Judge {
+pub(super) struct Judge {
     gxx: Option<Gxx>,
     limits: Limits,
     cache: HashMap<String, (Option<bool>, Outcome)>,
 }
 
 impl Judge {
+    /// The compiler and limits of `a` (`--functional`, timeouts).
+    pub(super) fn new(a: &EvalRunArgs) -> Result<Judge, CliError> {
+        let gxx = match a.functional {
+            FunctionalArg::Off => None,
+            FunctionalArg::Auto | FunctionalArg::On => {
+                let g = Gxx::find();
+                if g.is_none() {
+                    if a.functional == FunctionalArg::On {
+                        return Err(CliError::Input(format!(
+                            "--functional on: no C++ compiler found (g++ on PATH, or ${})",
+                            metrics::GXX_VAR
+                        )));
+                    }
+                    eprintln!(
+                        "cdiff eval: warning: no C++ compiler found (g++ on PATH, or ${}): \
+                     functional_ok and gxx_syntax_ok are null",
+                        metrics::GXX_VAR
+                    );
+                }
+                g
+            }
+        };
+        Ok(Judge {
+            gxx,
+            limits: Limits {
+                compile: Duration::from_secs_f64(a.compile_timeout.max(0.001)),
+                run: Duration::from_secs_f64(a.run_timeout.max(0.001)),
+                ..Limits::default()
+            },
+            cache: HashMap::new(),
+        })
+    }
+
     /// `(gxx_syntax_ok, outcome)` of `head + solution` with `test`.
-    fn judge(
+    pub(super) fn judge(
         &mut self,
         head: &str,
         solution: &str,
@@ -290,7 +305,7 @@ impl Judge {
     }
 }
 
-fn fmt_duration(d: Duration) -> String {
+pub(super) fn fmt_duration(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
         format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
@@ -305,12 +320,8 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     let kind = match a.task {
         EvalTaskArg::MriCpp => MriKind::Spans,
         EvalTaskArg::MriCppLines => MriKind::Lines,
-        EvalTaskArg::DlmCpp | EvalTaskArg::Json | EvalTaskArg::Smiles => {
-            return Err(CliError::Input(
-                "the DLM tasks (dlm-cpp, json, smiles) are not implemented yet; \
-                 use mri-cpp or mri-cpp-lines"
-                    .into(),
-            ))
+        EvalTaskArg::Json | EvalTaskArg::Smiles | EvalTaskArg::DlmCpp => {
+            return super::eval_dlm::run(a)
         }
     };
     let gpath = a
@@ -372,41 +383,15 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
         return Ok(());
     }
 
-    let gxx = match a.functional {
-        FunctionalArg::Off => None,
-        FunctionalArg::Auto | FunctionalArg::On => {
-            let g = Gxx::find();
-            if g.is_none() {
-                if a.functional == FunctionalArg::On {
-                    return Err(CliError::Input(format!(
-                        "--functional on: no C++ compiler found (g++ on PATH, or ${})",
-                        metrics::GXX_VAR
-                    )));
-                }
-                eprintln!(
-                    "cdiff eval: warning: no C++ compiler found (g++ on PATH, or ${}): \
-                     functional_ok and gxx_syntax_ok are null",
-                    metrics::GXX_VAR
-                );
-            }
-            g
-        }
-    };
-    let mut judge = Judge {
-        gxx,
-        limits: Limits {
-            compile: Duration::from_secs_f64(a.compile_timeout.max(0.001)),
-            run: Duration::from_secs_f64(a.run_timeout.max(0.001)),
-            ..Limits::default()
-        },
-        cache: HashMap::new(),
-    };
+    let mut judge = Judge::new(a)?;
 
-    let mut infiller = Infiller::load(a)?;
+    let device = super::decode_cmd::device_from(&a.device)?;
+    let mut infiller = Infiller::load(a, &device)?;
     if !a.quiet {
         eprintln!(
-            "cdiff eval: model {}: {}, grammar {}",
+            "cdiff eval: model {} on {}: {}, grammar {}",
             a.model,
+            cdiff::model::device_name(&device),
             infiller.describe(),
             gpath.display()
         );
@@ -436,6 +421,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
             text: String::new(),
             fills: Vec::new(),
             syntax_ok: false,
+            schema_ok: None,
             gxx_syntax_ok: None,
             functional_ok: None,
             functional_status: None,

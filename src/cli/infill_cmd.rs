@@ -10,7 +10,7 @@ use cdiff::decode::Mode;
 use cdiff::infill::{
     check_template, infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template,
 };
-use cdiff::model::{device_name, load, load_causal, parse_dtype, ArFamily, Shipped};
+use cdiff::model::{device_name, load, load_causal, parse_dtype, Shipped};
 
 use super::args::InfillArgs;
 use super::check::load_schema;
@@ -22,20 +22,6 @@ fn lib_err(e: cdiff::Error) -> CliError {
         path: None,
         error: e,
     }
-}
-
-/// Whether `model` (a directory or an alias) is an autoregressive model.
-fn is_autoregressive(model: &str) -> bool {
-    if cdiff::model::causal::ar_alias(model).is_some() {
-        return true;
-    }
-    let Ok(dir) = cdiff::model::load::resolve(model) else {
-        return false;
-    };
-    std::fs::read_to_string(dir.join("config.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| ArFamily::of_config(&v).is_some())
 }
 
 /// The grammar of `cdiff infill` when no JSON Schema is given: `--grammar`,
@@ -94,7 +80,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
     let on = device_name(&device);
     let s = &a.sampler;
     let t = std::time::Instant::now();
-    let out: InfillOutput = if is_autoregressive(&model_name) {
+    let out: InfillOutput = if cdiff::model::causal::is_autoregressive(&model_name) {
         let mut m = load_causal(&model_name, &device, dtype).map_err(lib_err)?;
         if !a.quiet {
             eprintln!(

@@ -8,6 +8,8 @@ mod check;
 mod decode_cmd;
 #[cfg(feature = "models")]
 mod eval_cmd;
+#[cfg(feature = "models")]
+mod eval_dlm;
 mod grammar_cmd;
 #[cfg(feature = "models")]
 mod infill_cmd;

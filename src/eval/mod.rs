@@ -5,6 +5,8 @@
 //!
 //! # Procedure (multi-region infilling, their §5 and App. D.3)
 //!
+//! (The DLM tasks follow below.)
+//!
 //! 1. **Instances** ([`tasks`]). For each of the 164 HumanEval-X C++
 //!    problems whose `prompt + canonical_solution` `grammars/cpp.ebnf`
 //!    accepts, `n` ∈ {1, 2, 3} random spans of 5–100 characters are removed
@@ -36,12 +38,52 @@
 //!    per model × mode as mean ± 95 % CI over seeds, the constraint's
 //!    overhead per generated token, rejections and witness use.
 //!
-//! The DLM tasks of the paper (C++ generation, JSON Schema extraction,
-//! SMILES) are not implemented yet.
+//! # Procedure (the DLM tasks, their §5: C++, JSON and SMILES)
+//!
+//! 1. **Instances.** `dlm-cpp` ([`tasks::DlmCppInstance`]): the 164
+//!    HumanEval-X C++ problems; the input (instruction) is the text of the
+//!    docstring comment before the function, the prefill is the prompt
+//!    without that comment (includes, helpers, the signature), which the
+//!    answer continues. `json` ([`json`]): `{instance_id, input, schema,
+//!    output}` as `eth-sri/json-mode-eval-extended`, read from a file, or by
+//!    default the 100 shipped NousResearch json-mode-eval schemas with their
+//!    gold completions (empty input: the files hold no prompt). `smiles`
+//!    ([`smiles`]): `{instance_id, input, output}` as `eth-sri/smiles-eval`,
+//!    read from a file, or by default the 500 molecules of
+//!    `datasets/smiles/sample.smi` with empty inputs, in an order drawn from
+//!    the data seed (so `--limit` takes a deterministic sample).
+//! 2. **Generation.** A diffusion LM decodes one answer
+//!    ([`crate::decode::decode`]) under the instance's grammar — for
+//!    `dlm-cpp` `grammars/cpp.ebnf` over prefill and answer, for `json`
+//!    the grammar of its schema ([`crate::grammar::json_schema_to_grammar`],
+//!    keywords it cannot enforce left to the validator), for `smiles`
+//!    `grammars/smiles.ebnf` — in each mode and seed. The prompt is the
+//!    instance's `input` in the model's chat format, then the prefill; a
+//!    model without a chat template (cdiff's shipped `json-tiny`,
+//!    `smiles-tiny`, `cpp-tiny`, which are unconditional) gets only the
+//!    prefill. The canvas is the shipped model's
+//!    context left after the prompt (else 256 tokens), with its card's
+//!    settings. The decoding seed is the run's seed mixed with the instance
+//!    id, so that an unconditional model draws a different sample for each
+//!    instance. The oracle `gold` answers the gold output.
+//! 3. **Metrics.** `syntax_ok`: cdiff's independent recognizer for the
+//!    grammar (JSON: and serde_json parses the text). C++: `g++
+//!    -fsyntax-only` and the tests compiled and run as for MRI, on `prefill
+//!    + answer`. JSON: `schema_ok`,
+//!    valid under the schema by the `jsonschema` crate; `functional_ok`,
+//!    schema-valid and equal to the gold value (key order ignored). SMILES:
+//!    `functional_ok`, the same molecular graph as the gold by graph
+//!    isomorphism (`petgraph`; stereo ignored, aromatic and Kekulé forms
+//!    differ — see [`smiles`]; checked against RDKit on 1,967 pairs in
+//!    `tests/eval_dlm.rs`).
+//! 4. **Records and report** as above; the report adds the schema rate for
+//!    JSON and the time per sample for the DLM tasks.
 
+pub mod json;
 pub mod metrics;
 pub mod record;
 pub mod report;
+pub mod smiles;
 pub mod tasks;
 
 use crate::decode::Mode;

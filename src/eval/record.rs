@@ -14,9 +14,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// One result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// The instance (`CPP/12_spans_2`).
+    /// The instance (`CPP/12_spans_2`, `JME_3`, `sample/17`).
     pub instance_id: String,
-    /// The task (`mri-cpp`, `mri-cpp-lines`).
+    /// The task (`mri-cpp`, `mri-cpp-lines`, `json`, `smiles`).
     pub task: String,
     /// The model as given to `--model` (`gold` for the oracle).
     pub model: String,
@@ -27,31 +27,40 @@ pub struct Record {
     /// Regions (spans or lines) removed from the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_spans: Option<usize>,
-    /// The output judged: for MRI the filled solution.
+    /// The output judged: for MRI the filled solution; for the DLM tasks
+    /// the generated text.
     pub text: String,
     /// One fill per region.
     #[serde(default)]
     pub fills: Vec<String>,
     /// In the grammar, by cdiff's recognizer (MRI: the declaration followed
-    /// by the filled solution).
+    /// by the filled solution; JSON: the schema's grammar, and serde_json
+    /// parses the text).
     pub syntax_ok: bool,
+    /// JSON: valid under the instance's schema by the `jsonschema` crate
+    /// (`null`: not a JSON task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_ok: Option<bool>,
     /// Accepted by `g++ -std=c++17 -fsyntax-only` (`null`: not run).
     #[serde(default)]
     pub gxx_syntax_ok: Option<bool>,
-    /// Compiled with the test and exited with code 0 (`null`: not run).
+    /// MRI: compiled with the test and exited with code 0; JSON:
+    /// schema-valid and equal to the gold value; SMILES: the same molecule
+    /// as the gold (`null`: not run).
     #[serde(default)]
     pub functional_ok: Option<bool>,
     /// What happened when compiled and run (`pass`, `exit 1: ...`,
     /// `compile error: ...`, `run timeout`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub functional_status: Option<String>,
-    /// Tokens the model generated and that were kept.
+    /// Tokens the model generated and that were kept (DLM tasks: the
+    /// tokens committed on the canvas, end-of-text padding included).
     pub tokens: usize,
     /// Milliseconds in the model.
     pub ms_model: f64,
     /// Milliseconds in the constraint (checks and witness).
     pub ms_constraint: f64,
-    /// Milliseconds of the whole infill.
+    /// Milliseconds of the whole generation.
     #[serde(default)]
     pub ms_total: f64,
     /// Tokens rejected by the constraint.

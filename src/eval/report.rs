@@ -1,6 +1,7 @@
 //! Markdown tables of results in the layout of Mündler et al.: syntactic
-//! and functional correctness per model × mode (their Tables 1, 2, 7) and
-//! the constraint's overhead per generated token (Tables 3, 4).
+//! and functional correctness per model × mode (their Tables 1, 2, 7; the
+//! JSON task adds schema validity) and the constraint's overhead per
+//! generated token (Tables 3, 4), for the DLM tasks also per sample.
 //!
 //! Rates are computed per seed and reported as the mean over seeds ± the
 //! half-width of a 95 % confidence interval (Student's t with `seeds − 1`
@@ -168,16 +169,30 @@ pub fn report(records: &[Record], failures: bool) -> String {
         modes.sort_by(|a, b| mode_rank(a).cmp(&mode_rank(b)).then(a.cmp(b)));
         modes.dedup();
 
-        // Correctness (Tables 1, 2, 7).
+        // Correctness (Tables 1, 2, 7); JSON adds schema validity.
+        let has_schema = models.iter().any(|(_, cells)| {
+            cells
+                .iter()
+                .any(|(_, c)| c.all().any(|r| r.schema_ok.is_some()))
+        });
+        let dlm = !task.starts_with("mri-");
         let _ = write!(s, "| model | instances | seeds |");
-        for m in &modes {
-            let _ = write!(s, " syntax {} |", mode_label(m));
-        }
-        for m in &modes {
-            let _ = write!(s, " functional {} |", mode_label(m));
+        let metrics: &[&str] = if has_schema {
+            &["syntax", "schema", "functional"]
+        } else {
+            &["syntax", "functional"]
+        };
+        for what in metrics {
+            for m in &modes {
+                let _ = write!(s, " {what} {} |", mode_label(m));
+            }
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "|---|---|---|{}", "---|".repeat(2 * modes.len()));
+        let _ = writeln!(
+            s,
+            "|---|---|---|{}",
+            "---|".repeat(metrics.len() * modes.len())
+        );
         for (model, cells) in &models {
             let get = |m: &str| cells.iter().find(|(k, _)| k == m).map(|(_, c)| c);
             let inst = cells.iter().map(|(_, c)| c.instances()).max().unwrap_or(0);
@@ -187,40 +202,61 @@ pub fn report(records: &[Record], failures: bool) -> String {
                 .max()
                 .unwrap_or(0);
             let _ = write!(s, "| {model} | {inst} | {seeds} |");
-            for m in &modes {
-                let cell = get(m).map_or("—".into(), |c| {
-                    pct_cell(&c.rate(|r| Some(r.syntax_ok && r.error.is_none())))
-                });
-                let _ = write!(s, " {cell} |");
-            }
-            for m in &modes {
-                let cell = get(m).map_or("—".into(), |c| {
-                    pct_cell(&c.rate(|r| {
-                        if r.error.is_some() {
-                            Some(false)
-                        } else {
-                            r.functional_ok
-                        }
-                    }))
-                });
-                let _ = write!(s, " {cell} |");
+            for what in metrics {
+                for m in &modes {
+                    let cell = get(m).map_or("—".into(), |c| {
+                        pct_cell(&c.rate(|r| match *what {
+                            "syntax" => Some(r.syntax_ok && r.error.is_none()),
+                            _ if r.error.is_some() => Some(false),
+                            "schema" => r.schema_ok,
+                            _ => r.functional_ok,
+                        }))
+                    });
+                    let _ = write!(s, " {cell} |");
+                }
             }
             let _ = writeln!(s);
         }
         let _ = writeln!(s);
 
-        // Overhead and constraint statistics (Tables 3, 4).
-        let _ = writeln!(
+        // Overhead and constraint statistics (Tables 3, 4); the DLM tasks
+        // also per sample.
+        let has_gxx = models.iter().any(|(_, cells)| {
+            cells
+                .iter()
+                .any(|(_, c)| c.all().any(|r| r.gxx_syntax_ok.is_some()))
+        });
+        let judge_col = if has_schema {
+            "schema"
+        } else if has_gxx || !dlm {
+            "g++ syntax"
+        } else {
+            ""
+        };
+        let _ = write!(s, "| model | mode |");
+        if dlm {
+            let _ = write!(
+                s,
+                " samples | model ms/sample | constraint ms/sample | total ms/sample |"
+            );
+        }
+        let _ = write!(
             s,
-            "| model | mode | tokens | model ms/token | constraint ms/token | overhead | rejections/run | from witness | gave up | g++ syntax | functional | errors |"
+            " tokens | model ms/token | constraint ms/token | overhead | rejections/run | from witness | gave up |"
         );
-        let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+        if !judge_col.is_empty() {
+            let _ = write!(s, " {judge_col} |");
+        }
+        let _ = writeln!(s, " functional | errors |");
+        let ncols = 11 + if dlm { 4 } else { 0 } + usize::from(!judge_col.is_empty());
+        let _ = writeln!(s, "|{}", "---|".repeat(ncols));
         for (model, cells) in &models {
             for (mode, c) in cells {
                 let runs = c.count(|_| true);
                 let tokens: usize = c.all().map(|r| r.tokens).sum();
                 let ms_model: f64 = c.all().map(|r| r.ms_model).sum();
                 let ms_con: f64 = c.all().map(|r| r.ms_constraint).sum();
+                let ms_total: f64 = c.all().map(|r| r.ms_total).sum();
                 let rej: usize = c.all().map(|r| r.rejections).sum();
                 let per = |ms: f64| {
                     if tokens == 0 {
@@ -234,26 +270,47 @@ pub fn report(records: &[Record], failures: bool) -> String {
                 } else {
                     "—".into()
                 };
-                let gxx_run = c.count(|r| r.gxx_syntax_ok.is_some());
-                let gxx = if gxx_run == 0 {
-                    "—".into()
-                } else {
-                    format!("{}/{gxx_run}", c.count(|r| r.gxx_syntax_ok == Some(true)))
+                let count_of = |f: &dyn Fn(&Record) -> Option<bool>| {
+                    let run = c.count(|r| f(r).is_some());
+                    if run == 0 {
+                        "—".to_string()
+                    } else {
+                        format!("{}/{run}", c.count(|r| f(r) == Some(true)))
+                    }
                 };
-                let fun_run = c.count(|r| r.functional_ok.is_some());
-                let fun = if fun_run == 0 {
-                    "—".into()
-                } else {
-                    format!("{}/{fun_run}", c.count(|r| r.functional_ok == Some(true)))
-                };
-                let _ = writeln!(
+                let _ = write!(s, "| {model} | {mode} |");
+                if dlm {
+                    let n = runs.max(1) as f64;
+                    let _ = write!(
+                        s,
+                        " {runs} | {:.1} | {:.1} | {:.1} |",
+                        ms_model / n,
+                        ms_con / n,
+                        ms_total / n
+                    );
+                }
+                let _ = write!(
                     s,
-                    "| {model} | {mode} | {tokens} | {} | {} | {overhead} | {:.2} | {}/{runs} | {}/{runs} | {gxx} | {fun} | {} |",
+                    " {tokens} | {} | {} | {overhead} | {:.2} | {}/{runs} | {}/{runs} |",
                     per(ms_model),
                     per(ms_con),
                     rej as f64 / runs.max(1) as f64,
                     c.count(|r| r.used_witness),
                     c.count(|r| r.gave_up),
+                );
+                match judge_col {
+                    "schema" => {
+                        let _ = write!(s, " {} |", count_of(&|r| r.schema_ok));
+                    }
+                    "g++ syntax" => {
+                        let _ = write!(s, " {} |", count_of(&|r| r.gxx_syntax_ok));
+                    }
+                    _ => {}
+                }
+                let _ = writeln!(
+                    s,
+                    " {} | {} |",
+                    count_of(&|r| r.functional_ok),
                     c.count(|r| r.error.is_some()),
                 );
             }

@@ -351,3 +351,77 @@ pub fn judged_head(inst: &MriInstance, mut accepts: impl FnMut(&str) -> bool) ->
         &inst.prompt
     }
 }
+
+/// One instance of C++ generation with a diffusion LM (`dlm-cpp`): a
+/// HumanEval-X problem as an instruction and a prefilled signature.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DlmCppInstance {
+    /// The HumanEval-X task id (`CPP/12`).
+    pub instance_id: String,
+    /// The instruction: the text of the comment before the function (its
+    /// docstring), without the comment markers.
+    pub input: String,
+    /// The prompt without that comment: includes, helpers, the signature.
+    /// The model's answer continues it.
+    pub prefill: String,
+    /// The gold continuation.
+    pub canonical_solution: String,
+    /// The HumanEval-X test `main`.
+    pub test: String,
+}
+
+/// Splits a HumanEval-X prompt into the instruction (the text of its last
+/// `/* ... */` comment, else of its last run of `//` lines) and the prompt
+/// without that comment.
+pub fn split_instruction(prompt: &str) -> (String, String) {
+    if let Some(s) = prompt.rfind("/*") {
+        if let Some(len) = prompt[s..].find("*/") {
+            let e = s + len + 2;
+            let body = prompt[s + 2..e - 2].trim().to_string();
+            // Drop the comment's line break too when it ends a line.
+            let rest_start = if prompt[e..].starts_with('\n') {
+                e + 1
+            } else {
+                e
+            };
+            return (body, format!("{}{}", &prompt[..s], &prompt[rest_start..]));
+        }
+    }
+    // The last run of `//` lines.
+    let lines: Vec<&str> = prompt.split_inclusive('\n').collect();
+    let is_comment = |l: &str| l.trim_start().starts_with("//");
+    if let Some(last) = lines.iter().rposition(|l| is_comment(l)) {
+        let mut first = last;
+        while first > 0 && is_comment(lines[first - 1]) {
+            first -= 1;
+        }
+        let body: Vec<&str> = lines[first..=last]
+            .iter()
+            .map(|l| l.trim_start().trim_start_matches('/').trim())
+            .collect();
+        let rest: String = lines[..first].concat() + &lines[last + 1..].concat();
+        return (body.join("\n"), rest);
+    }
+    (String::new(), prompt.to_string())
+}
+
+/// The `dlm-cpp` instances of `rows`, in their order. A row is dropped when
+/// `accepts(prefill + canonical_solution)` is false (the grammar rejects
+/// the gold program).
+pub fn make_dlm_cpp(
+    rows: &[HumanEvalRow],
+    mut accepts: impl FnMut(&str) -> bool,
+) -> Vec<DlmCppInstance> {
+    rows.iter()
+        .filter_map(|r| {
+            let (input, prefill) = split_instruction(&r.prompt);
+            accepts(&format!("{prefill}{}", r.canonical_solution)).then(|| DlmCppInstance {
+                instance_id: r.task_id.clone(),
+                input,
+                prefill,
+                canonical_solution: r.canonical_solution.clone(),
+                test: r.test.clone(),
+            })
+        })
+        .collect()
+}

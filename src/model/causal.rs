@@ -554,3 +554,20 @@ pub fn load_causal(dir_or_alias: &str, device: &Device, dtype: DType) -> Result<
         dir,
     })
 }
+
+/// Whether `model` (an alias or a directory) is an autoregressive model of a
+/// supported family: an AR alias, or a directory whose `config.json` has an
+/// autoregressive `model_type`. Anything unreadable is `false` (the loaders
+/// report it).
+pub fn is_autoregressive(model: &str) -> bool {
+    if ar_alias(model).is_some() {
+        return true;
+    }
+    let Ok(dir) = super::load::resolve(model) else {
+        return false;
+    };
+    std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|v| ArFamily::of_config(&v).is_some())
+}

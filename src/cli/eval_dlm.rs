@@ -1,0 +1,499 @@
+//! `cdiff eval run` for the DLM tasks `json`, `smiles` and `dlm-cpp`: a
+//! diffusion LM writes one answer per (instance, mode, seed) from the
+//! instance's prompt under its grammar (see `cdiff::eval::json`,
+//! `cdiff::eval::smiles` and `cdiff::eval::tasks::DlmCppInstance` for the
+//! instances and metrics).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cdiff::decode::{decode, Mode};
+use cdiff::eval::json::{self, JsonInstance, SchemaOracle};
+use cdiff::eval::record::{self, Record};
+use cdiff::eval::smiles::{self, SmilesInstance};
+use cdiff::eval::tasks::{self, DlmCppInstance};
+use cdiff::eval::{metrics, mode_name};
+use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
+use cdiff::model::tokenizer::ChatFormat;
+use cdiff::model::{load, parse_dtype, Denoiser, LoadedModel, Shipped, TextCodec};
+use cdiff::recognize::Recognizer;
+use cdiff::Constraint;
+
+use super::args::{EvalRunArgs, EvalTaskArg};
+use super::eval_cmd::{dlm_config, fmt_duration, lib_err, Judge as CppJudge};
+use super::{compile, config, load_grammar, CliError};
+
+/// The shipped json-mode-eval files.
+const JME_DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/datasets/json-schema/json-mode-eval"
+);
+
+/// The shipped SMILES sample.
+const SMILES_SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/smiles/sample.smi");
+
+/// The shipped SMILES grammar.
+const SMILES_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/smiles.ebnf");
+
+/// The shipped C++ grammar.
+const CPP_GRAMMAR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
+
+/// The shipped HumanEval-X C++ data.
+const HUMANEVAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/datasets/humaneval-x-cpp/humaneval_cpp.jsonl"
+);
+
+/// Canvas length for a model that is not shipped.
+const DEFAULT_CANVAS: usize = 256;
+
+/// Shortest canvas of a shipped model whose context the prompt fills.
+const MIN_CANVAS: usize = 32;
+
+/// One instance of either task.
+enum Instance {
+    Json(JsonInstance),
+    Smiles(SmilesInstance),
+    Cpp(DlmCppInstance),
+}
+
+impl Instance {
+    fn id(&self) -> &str {
+        match self {
+            Instance::Json(i) => &i.instance_id,
+            Instance::Smiles(i) => &i.instance_id,
+            Instance::Cpp(i) => &i.instance_id,
+        }
+    }
+
+    fn input(&self) -> &str {
+        match self {
+            Instance::Json(i) => &i.input,
+            Instance::Smiles(i) => &i.input,
+            Instance::Cpp(i) => &i.input,
+        }
+    }
+
+    /// Text the answer continues (constrained, and on the model's canvas).
+    fn prefill(&self) -> &str {
+        match self {
+            Instance::Cpp(i) => &i.prefill,
+            _ => "",
+        }
+    }
+}
+
+/// What an instance is judged and constrained with.
+struct Judge {
+    constraint: Constraint,
+    recognizer: Recognizer,
+    /// JSON: the schema validator and the gold value.
+    json: Option<(SchemaOracle, serde_json::Value)>,
+}
+
+/// The SMILES or C++ grammar's constraint and recognizer, shared by all
+/// instances.
+struct SharedGrammar {
+    constraint: Constraint,
+    recognizer: Recognizer,
+}
+
+fn json_judge(inst: &JsonInstance) -> Result<Judge, cdiff::Error> {
+    let (g, _) = json_schema_to_grammar(&inst.schema, &SchemaOptions::default())?;
+    let constraint = Constraint::with_config(&g, cdiff::Config::default())?;
+    let recognizer = Recognizer::new(&g)?;
+    let oracle = SchemaOracle::new(&inst.schema)?;
+    Ok(Judge {
+        constraint,
+        recognizer,
+        json: Some((oracle, inst.gold()?)),
+    })
+}
+
+/// Runs `cdiff eval run --task json|smiles|dlm-cpp`.
+pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
+    let task = match a.task {
+        EvalTaskArg::Json => "json",
+        EvalTaskArg::DlmCpp => "dlm-cpp",
+        _ => "smiles",
+    };
+    if a.task == EvalTaskArg::Json && a.grammar.is_some() {
+        return Err(CliError::Input(
+            "--grammar does not apply to the json task: each instance's schema is its grammar"
+                .into(),
+        ));
+    }
+    let shared = match a.task {
+        EvalTaskArg::Smiles => Some(SMILES_GRAMMAR),
+        EvalTaskArg::DlmCpp => Some(CPP_GRAMMAR),
+        _ => None,
+    }
+    .map(|default| -> Result<SharedGrammar, CliError> {
+        let gpath = a.grammar.clone().unwrap_or_else(|| PathBuf::from(default));
+        let g = load_grammar(&gpath, None)?;
+        Ok(SharedGrammar {
+            recognizer: Recognizer::new(&g).map_err(|e| CliError::lib(&gpath, e))?,
+            constraint: compile(&gpath, &g, &config(None))?.0,
+        })
+    })
+    .transpose()?;
+    let mut insts: Vec<Instance> = match (a.task, &a.data) {
+        (EvalTaskArg::Json, Some(p)) => json::read_instances(p)
+            .map_err(|e| CliError::lib(p, e))?
+            .into_iter()
+            .map(Instance::Json)
+            .collect(),
+        (EvalTaskArg::Json, None) => json::jme_instances(std::path::Path::new(JME_DIR))
+            .map_err(lib_err)?
+            .into_iter()
+            .map(Instance::Json)
+            .collect(),
+        (EvalTaskArg::DlmCpp, data) => {
+            let he = data
+                .clone()
+                .or_else(|| a.humaneval.clone())
+                .unwrap_or_else(|| PathBuf::from(HUMANEVAL));
+            let rows = tasks::read_humaneval(&he).map_err(|e| CliError::lib(&he, e))?;
+            let rec = shared.as_ref().map(|g| &g.recognizer);
+            tasks::make_dlm_cpp(&rows, |t| rec.is_some_and(|r| metrics::syntax_ok(r, t)))
+                .into_iter()
+                .map(Instance::Cpp)
+                .collect()
+        }
+        (_, Some(p)) => smiles::read_instances(p)
+            .map_err(|e| CliError::lib(p, e))?
+            .into_iter()
+            .map(Instance::Smiles)
+            .collect(),
+        (_, None) => smiles::sample_instances(std::path::Path::new(SMILES_SAMPLE), a.data_seed)
+            .map_err(lib_err)?
+            .into_iter()
+            .map(Instance::Smiles)
+            .collect(),
+    };
+    if let Some(l) = a.limit {
+        insts.truncate(l);
+    }
+    if let Some((i, n)) = a.shard {
+        insts = insts
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i)
+            .map(|(_, x)| x)
+            .collect();
+    }
+
+    let (mut out, done) = record::open_for_append(&a.out, a.resume).map_err(lib_err)?;
+    let mut work = Vec::new();
+    for (k, inst) in insts.iter().enumerate() {
+        for &mode in &a.modes {
+            for &seed in &a.seeds {
+                let key = (
+                    task.to_string(),
+                    inst.id().to_string(),
+                    a.model.clone(),
+                    mode_name(mode).to_string(),
+                    seed,
+                );
+                if !done.contains(&key) {
+                    work.push((k, mode, seed));
+                }
+            }
+        }
+    }
+    let skipped = insts.len() * a.modes.len() * a.seeds.len() - work.len();
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: {task}, {} instances × {} modes × {} seeds: {} to run{}",
+            insts.len(),
+            a.modes.len(),
+            a.seeds.len(),
+            work.len(),
+            if skipped > 0 {
+                format!(", {skipped} already in {}", a.out.display())
+            } else {
+                String::new()
+            }
+        );
+    }
+    if work.is_empty() {
+        return Ok(());
+    }
+
+    let device = super::decode_cmd::device_from(&a.device)?;
+    let mut model: Option<(Box<LoadedModel>, Option<&'static Shipped>)> =
+        if a.model.eq_ignore_ascii_case("gold") {
+            None
+        } else {
+            let dtype = parse_dtype(&a.dtype).map_err(lib_err)?;
+            let m = load(&a.model, &device, dtype).map_err(lib_err)?;
+            Some((Box::new(m), Shipped::by_name(&a.model)))
+        };
+    if !a.quiet {
+        let what = match &model {
+            None => "the oracle (gold output)".to_string(),
+            Some((m, _)) => format!("diffusion model ({:?})", m.model.arch()),
+        };
+        eprintln!(
+            "cdiff eval: model {} on {}: {what}",
+            a.model,
+            cdiff::model::device_name(&device)
+        );
+    }
+
+    let mut cpp_judge = if a.task == EvalTaskArg::DlmCpp {
+        Some(CppJudge::new(a)?)
+    } else {
+        None
+    };
+    // The judge of the instance in hand (work is instance-major).
+    let mut current: Option<(usize, Result<Judge, cdiff::Error>)> = None;
+    let t_start = Instant::now();
+    let (mut errors, total) = (0usize, work.len());
+    for (done_n, &(k, mode, seed)) in work.iter().enumerate() {
+        let inst = &insts[k];
+        if shared.is_none() && current.as_ref().map(|c| c.0) != Some(k) {
+            let j = match inst {
+                Instance::Json(i) => json_judge(i),
+                _ => Err(cdiff::Error::new(
+                    cdiff::ErrorKind::Setting,
+                    "SMILES and C++ instances share one grammar",
+                )),
+            };
+            if let Err(e) = &j {
+                eprintln!(
+                    "cdiff eval: warning: {}: the schema cannot be used: {e}",
+                    inst.id()
+                );
+            }
+            current = Some((k, j));
+        }
+        let judge: Result<(&Constraint, &Recognizer), String> = match (&shared, &current) {
+            (Some(sg), _) => Ok((&sg.constraint, &sg.recognizer)),
+            (None, Some((_, Ok(j)))) => Ok((&j.constraint, &j.recognizer)),
+            (None, Some((_, Err(e)))) => Err(format!("the schema cannot be used: {e}")),
+            (None, None) => Err("no judge".into()),
+        };
+        let mut r = Record {
+            instance_id: inst.id().to_string(),
+            task: task.to_string(),
+            model: a.model.clone(),
+            mode: mode_name(mode).to_string(),
+            seed,
+            number_spans: None,
+            text: String::new(),
+            fills: Vec::new(),
+            syntax_ok: false,
+            schema_ok: None,
+            gxx_syntax_ok: None,
+            functional_ok: Some(false),
+            functional_status: None,
+            tokens: 0,
+            ms_model: 0.0,
+            ms_constraint: 0.0,
+            ms_total: 0.0,
+            rejections: 0,
+            used_witness: false,
+            gave_up: false,
+            error: None,
+            extra: serde_json::Map::new(),
+        };
+        if a.task == EvalTaskArg::Json {
+            r.schema_ok = Some(false);
+        }
+        if a.task == EvalTaskArg::DlmCpp {
+            // Null unless the program is compiled.
+            r.functional_ok = None;
+        }
+        let t0 = Instant::now();
+        let res = judge.and_then(|(constraint, recognizer)| {
+            generate(a, &mut model, constraint, recognizer, inst, mode, seed)
+                .map_err(|e| e.to_string())
+                .map(|g| (g, recognizer))
+        });
+        r.ms_total = t0.elapsed().as_secs_f64() * 1e3;
+        match res {
+            Ok((g, recognizer)) => {
+                r.text = g.text;
+                r.tokens = g.tokens;
+                r.ms_model = g.ms_model;
+                r.ms_constraint = g.ms_constraint;
+                r.rejections = g.rejections;
+                r.used_witness = g.used_witness;
+                r.gave_up = g.gave_up;
+                match (inst, &current) {
+                    (Instance::Json(_), Some((_, Ok(j)))) => {
+                        if let Some((oracle, gold)) = &j.json {
+                            let v = json::judge(recognizer, oracle, gold, &r.text);
+                            r.syntax_ok = v.syntax_ok;
+                            r.schema_ok = Some(v.schema_ok);
+                            r.functional_ok = Some(v.functional_ok);
+                        }
+                    }
+                    (Instance::Smiles(i), _) => {
+                        r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
+                        r.functional_ok = Some(smiles::same_molecule(&r.text, &i.output));
+                    }
+                    (Instance::Cpp(i), _) => {
+                        r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
+                        if let Some(cj) = cpp_judge.as_mut() {
+                            if let Some((syn, outcome)) = cj.judge("", &r.text, &i.test)? {
+                                r.gxx_syntax_ok = syn;
+                                r.functional_ok = Some(outcome.passed());
+                                r.functional_status = Some(outcome.status());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Err(e) => {
+                errors += 1;
+                eprintln!(
+                    "cdiff eval: warning: {} {} seed {seed}: {e}",
+                    inst.id(),
+                    mode_name(mode)
+                );
+                r.error = Some(e);
+            }
+        }
+        record::append(&mut out, &r).map_err(|e| CliError::lib(&a.out, e))?;
+        if !a.quiet {
+            let n = done_n + 1;
+            let elapsed = t_start.elapsed();
+            let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
+            let schema = match r.schema_ok {
+                Some(true) => ", schema ok",
+                Some(false) => ", schema bad",
+                None => "",
+            };
+            eprintln!(
+                "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}{schema}, functional {}, {} tokens, {} rejections, {:.0} ms; ETA {}",
+                r.instance_id,
+                r.mode,
+                if r.syntax_ok { "ok" } else { "bad" },
+                if r.functional_ok == Some(true) { "pass" } else { "fail" },
+                r.tokens,
+                r.rejections,
+                r.ms_total,
+                fmt_duration(eta)
+            );
+        }
+    }
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: {total} records appended to {} in {}{}",
+            a.out.display(),
+            fmt_duration(t_start.elapsed()),
+            if errors > 0 {
+                format!(" ({errors} with an error, counted as wrong)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The decoding seed of `seed` on instance `id`: the two mixed (FNV-1a over
+/// the id, then SplitMix64), so that an unconditional model (empty prompt)
+/// draws a different sample for each instance, and a run is still a
+/// function of its seeds.
+fn decode_seed(seed: u64, id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    cdiff::rng::SplitMix64::new(seed ^ h.rotate_left(29)).next_u64()
+}
+
+/// One generated answer.
+struct Generated {
+    text: String,
+    tokens: usize,
+    ms_model: f64,
+    ms_constraint: f64,
+    rejections: usize,
+    used_witness: bool,
+    gave_up: bool,
+}
+
+/// The gold answer (`model` is `None`), or a decode of the model from the
+/// instance's prompt under `constraint`.
+fn generate(
+    a: &EvalRunArgs,
+    model: &mut Option<(Box<LoadedModel>, Option<&'static Shipped>)>,
+    constraint: &Constraint,
+    recognizer: &Recognizer,
+    inst: &Instance,
+    mode: Mode,
+    seed: u64,
+) -> Result<Generated, cdiff::Error> {
+    let Some((m, shipped)) = model else {
+        let text = match inst {
+            Instance::Smiles(i) => i.output.clone(),
+            Instance::Cpp(i) => format!("{}{}", i.prefill, i.canonical_solution),
+            // The gold text as given if the grammar takes it, else the same
+            // value with keys in schema order (the order the grammar writes).
+            Instance::Json(i) => {
+                if metrics::syntax_ok(recognizer, &i.output) {
+                    i.output.clone()
+                } else {
+                    json::schema_order_text(&i.gold()?, &i.schema)
+                }
+            }
+        };
+        return Ok(Generated {
+            text,
+            tokens: 0,
+            ms_model: 0.0,
+            ms_constraint: 0.0,
+            rejections: 0,
+            used_witness: false,
+            gave_up: false,
+        });
+    };
+    // Unconditional models (no chat template: cdiff's shipped ones) get an
+    // empty prompt; chat models the instance's input as the user message.
+    // The prefill follows (the start of the answer, written for the model).
+    let mut prompt = if m.chat_format == ChatFormat::Plain {
+        Vec::new()
+    } else {
+        m.chat_prompt_ids(inst.input())?
+    };
+    prompt.extend(m.tokenizer.encode(inst.prefill().as_bytes())?);
+    // A shipped model's canvas is what its context leaves after the prompt.
+    let n = a.max_tokens.unwrap_or(shipped.map_or(DEFAULT_CANVAS, |s| {
+        s.max_tokens.saturating_sub(prompt.len()).max(MIN_CANVAS)
+    }));
+    let mut cfg = dlm_config(
+        a,
+        m.model.arch(),
+        *shipped,
+        mode,
+        decode_seed(seed, inst.id()),
+        n,
+    );
+    cfg.max_tokens = n;
+    cfg.prefill = inst.prefill().as_bytes().to_vec();
+    let den: &mut dyn Denoiser = &mut m.model;
+    let o = decode(
+        den,
+        &m.tokenizer,
+        &m.special,
+        Some(constraint),
+        &prompt,
+        &cfg,
+        None,
+    )?;
+    Ok(Generated {
+        text: String::from_utf8_lossy(&o.text).into_owned(),
+        tokens: o.accepted,
+        ms_model: o.time_model.as_secs_f64() * 1e3,
+        ms_constraint: o.time_constraint.as_secs_f64() * 1e3,
+        rejections: o.rejections,
+        used_witness: o.used_witness,
+        gave_up: o.failed,
+    })
+}
