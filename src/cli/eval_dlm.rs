@@ -435,7 +435,8 @@ fn generate(
             Instance::Smiles(i) => i.output.clone(),
             Instance::Cpp(i) => format!("{}{}", i.prefill, i.canonical_solution),
             // The gold text as given if the grammar takes it, else the same
-            // value with keys in schema order (the order the grammar writes).
+            // value with keys in schema order (what the grammar takes for
+            // objects past the any-order limit).
             Instance::Json(i) => {
                 if metrics::syntax_ok(recognizer, &i.output) {
                     i.output.clone()

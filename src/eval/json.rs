@@ -10,8 +10,9 @@
 //!   is the file's stem (`JME_12`), `input` is empty (those files hold a
 //!   label, `NousResearch/json-mode-eval 12`, not the prompt), `output` is
 //!   the gold completion (the file's valid test) written compactly with
-//!   keys in schema order ([`schema_order_text`]), which is the order
-//!   cdiff's schema grammars write declared properties in.
+//!   keys in schema order ([`schema_order_text`]): cdiff's schema grammars
+//!   take properties in any order up to 12 per object and fall back to
+//!   schema order beyond, where this order is the one they accept.
 //! * **Metrics** ([`judge`]): `syntax_ok` — cdiff's independent recognizer
 //!   for the schema's grammar accepts the text *and* serde_json parses it;
 //!   `schema_ok` — the parsed value is valid under the schema by the
