@@ -573,4 +573,61 @@ fn device_flag_on_model_commands() {
             assert!(stderr(&o).contains(" on cpu"), "{}", stderr(&o));
         }
     }
+    // train and eval take it too.
+    let d = temp_dir("device-train");
+    let data = d.join("texts.txt");
+    std::fs::write(&data, "C\nCC\nCCO\n").unwrap();
+    let out = d.join("model");
+    let train = |device: &str| {
+        cdiff(&[
+            "train",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--steps",
+            "2",
+            "--batch",
+            "2",
+            "--ctx",
+            "8",
+            "--layers",
+            "1",
+            "--hidden",
+            "32",
+            "--heads",
+            "2",
+            "--warmup",
+            "1",
+            "--device",
+            device,
+        ])
+    };
+    let o = train("cpu");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(" on cpu"), "{}", stderr(&o));
+    if !cuda_build {
+        std::fs::remove_dir_all(&out).unwrap();
+        let o = train("cuda");
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(!out.join("model.safetensors").exists(), "nothing written");
+        let o = cdiff(&[
+            "eval",
+            "run",
+            "--task",
+            "smiles",
+            "--model",
+            "gold",
+            "--limit",
+            "1",
+            "--seeds",
+            "0",
+            "--out",
+            d.join("r.jsonl").to_str().unwrap(),
+            "--device",
+            "cuda",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--features cuda"), "{}", stderr(&o));
+    }
 }

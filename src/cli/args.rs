@@ -118,6 +118,12 @@ pub struct TrainArgs {
     /// overwriting it (without --force or --resume that is refused).
     #[arg(long, conflicts_with = "resume")]
     pub force: bool,
+
+    /// Where training runs: auto (CUDA when built with --features cuda and
+    /// a GPU is there, Metal likewise, else the CPU), cpu, cuda[:N],
+    /// metal[:N].
+    #[arg(long, default_value = "auto", value_name = "DEVICE")]
+    pub device: String,
 }
 
 /// Constraint modes of `cdiff decode`.

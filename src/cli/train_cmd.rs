@@ -1,7 +1,7 @@
 //! `cdiff train`: masked-diffusion training of a small LLaDA-architecture
 //! model on CPU (see `cdiff::model::train`).
 
-use cdiff::model::train::{read_texts, train, TrainConfig};
+use cdiff::model::train::{read_texts, train_on, TrainConfig};
 
 use std::io::IsTerminal;
 
@@ -49,17 +49,19 @@ pub fn run(a: &TrainArgs) -> Result<(), CliError> {
         checkpoint_every: a.checkpoint_every,
         ..TrainConfig::default()
     };
+    let device = super::decode_cmd::device_from(&a.device)?;
     eprintln!(
-        "cdiff: training on {} texts from {} file(s) -> {}",
+        "cdiff: training on {} texts from {} file(s) on {} -> {}",
         texts.len(),
         a.data.len(),
+        cdiff::model::device_name(&device),
         a.out.display()
     );
     let log_every = a.log_every.max(1);
     // On a terminal: a progress bar redrawn every step, and a kept line at
     // every log step and checkpoint; otherwise (logs, CI) only those lines.
     let bar = std::io::stderr().is_terminal();
-    let report = train(&tc, &texts, Some(&a.out), a.resume, |p| {
+    let report = train_on(&tc, &texts, Some(&a.out), a.resume, &device, |p| {
         let line = format!(
             "step {}/{} loss {:.4} ema {:.4} lr {:.2e} grad {:.2} {:.0} tok/s",
             p.step, p.steps, p.loss, p.loss_ema, p.lr, p.grad_norm, p.tokens_per_s

@@ -319,6 +319,7 @@ pub struct Trainer {
     loss_ema: f32,
     perm: (usize, Vec<usize>),
     moments_restored: bool,
+    device: Device,
 }
 
 impl Trainer {
@@ -330,6 +331,20 @@ impl Trainer {
     /// # Errors
     /// [`ErrorKind::Model`]: bad hyperparameters, no text fits the context.
     pub fn new(tc: &TrainConfig, texts: &[Vec<u8>]) -> Result<(Trainer, usize)> {
+        Trainer::new_on(tc, texts, &Device::Cpu)
+    }
+
+    /// As [`Trainer::new`], with the parameters and the computation on
+    /// `device` (initial values are drawn on the CPU, so a seed gives the
+    /// same start on every device).
+    ///
+    /// # Errors
+    /// As [`Trainer::new`], and a device that cannot hold the tensors.
+    pub fn new_on(
+        tc: &TrainConfig,
+        texts: &[Vec<u8>],
+        device: &Device,
+    ) -> Result<(Trainer, usize)> {
         tc.check()?;
         let mut data = Vec::new();
         let mut skipped = 0;
@@ -359,11 +374,13 @@ impl Trainer {
                 .lock()
                 .map_err(|_| Error::new(ErrorKind::Model, "train: poisoned lock"))?;
             for (name, shape) in tensor_shapes(Arch::Llada, &cfg)? {
-                let t = init_tensor(&name, &shape, tc).map_err(tensor_err)?;
+                let t = init_tensor(&name, &shape, tc)
+                    .and_then(|t| t.to_device(device))
+                    .map_err(tensor_err)?;
                 vars.insert(name, Var::from_tensor(&t).map_err(tensor_err)?);
             }
         }
-        let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
+        let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
         let lcfg: llada::Config =
             serde_json::from_value(cfg.clone()).map_err(|e| model_err("config", e))?;
         let model = llada::Model::new(&lcfg, vb)?;
@@ -380,6 +397,7 @@ impl Trainer {
                 loss_ema: f32::NAN,
                 perm: (usize::MAX, Vec::new()),
                 moments_restored: false,
+                device: device.clone(),
             },
             skipped,
         ))
@@ -454,7 +472,7 @@ impl Trainer {
                 weight.push(if masked { (1.0 / t) as f32 } else { 0.0 });
             }
         }
-        let dev = Device::Cpu;
+        let dev = self.device.clone();
         let lr = self.tc.lr_at(step);
         let run = || -> candle_core::Result<(f32, f32, candle_core::backprop::GradStore)> {
             let ids = Tensor::from_vec(input.clone(), (b, n), &dev)?;
@@ -659,7 +677,11 @@ impl AdamW {
     }
 
     fn load(&mut self, path: &Path, t: usize) -> candle_core::Result<()> {
-        let mut map = candle_core::safetensors::load(path, &Device::Cpu)?;
+        let device = self
+            .params
+            .first()
+            .map_or(Device::Cpu, |(_, v)| v.device().clone());
+        let mut map = candle_core::safetensors::load(path, &device)?;
         for (i, (name, var)) in self.params.iter().enumerate() {
             for (prefix, slot) in [("m", &mut self.m[i]), ("v", &mut self.v[i])] {
                 let key = format!("{prefix}.{name}");
@@ -761,13 +783,28 @@ pub fn train(
     texts: &[Vec<u8>],
     out: Option<&Path>,
     resume: bool,
+    progress: impl FnMut(&Progress),
+) -> Result<TrainReport> {
+    train_on(tc, texts, out, resume, &Device::Cpu, progress)
+}
+
+/// [`train`] on `device` (see [`Trainer::new_on`]).
+///
+/// # Errors
+/// As [`train`].
+pub fn train_on(
+    tc: &TrainConfig,
+    texts: &[Vec<u8>],
+    out: Option<&Path>,
+    resume: bool,
+    device: &Device,
     mut progress: impl FnMut(&Progress),
 ) -> Result<TrainReport> {
     let tc = match (resume, out) {
         (true, Some(dir)) => saved_config(dir, tc)?,
         _ => tc.clone(),
     };
-    let (mut tr, skipped) = Trainer::new(&tc, texts)?;
+    let (mut tr, skipped) = Trainer::new_on(&tc, texts, device)?;
     if let (true, Some(dir)) = (resume, out) {
         tr.restore(dir)?;
     }
