@@ -336,49 +336,19 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     if let Some(l) = a.limit {
         insts.truncate(l);
     }
-    if let Some((i, n)) = a.shard {
-        insts = insts
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % n == i)
-            .map(|(_, x)| x)
-            .collect();
-    }
-
-    let (mut out, done) = record::open_for_append(&a.out, a.resume).map_err(lib_err)?;
     let task = kind.task_name();
-    let mut work = Vec::new();
-    for (k, inst) in insts.iter().enumerate() {
-        for &mode in &a.modes {
-            for &seed in &a.seeds {
-                let key = (
-                    task.to_string(),
-                    inst.instance_id.clone(),
-                    a.model.clone(),
-                    mode_name(mode).to_string(),
-                    seed,
-                );
-                if !done.contains(&key) {
-                    work.push((k, mode, seed));
-                }
-            }
-        }
-    }
-    let skipped = insts.len() * a.modes.len() * a.seeds.len() - work.len();
-    if !a.quiet {
-        eprintln!(
-            "cdiff eval: {task}, {} instances × {} modes × {} seeds: {} to run{}",
-            insts.len(),
-            a.modes.len(),
-            a.seeds.len(),
-            work.len(),
-            if skipped > 0 {
-                format!(", {skipped} already in {}", a.out.display())
-            } else {
-                String::new()
-            }
-        );
-    }
+    let ids: Vec<&str> = insts.iter().map(|i| i.instance_id.as_str()).collect();
+    let Plan {
+        keep,
+        work,
+        mut out,
+    } = plan(a, task, &ids)?;
+    let insts: Vec<MriInstance> = insts
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| keep.contains(k))
+        .map(|(_, x)| x)
+        .collect();
     if work.is_empty() {
         return Ok(());
     }
@@ -574,4 +544,57 @@ fn report_cmd(a: &EvalReportArgs) -> Result<(), CliError> {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(CliError::Write)
+}
+
+/// What one run does: the indices of the instances of its shard, the
+/// (index within the shard, mode, seed) triples still to run, and the
+/// results file open for appending.
+pub(super) struct Plan {
+    pub keep: Vec<usize>,
+    pub work: Vec<(usize, Mode, u64)>,
+    pub out: std::fs::File,
+}
+
+/// The shard of `ids` this run takes (`--shard I/N`: every N-th from I) and
+/// the (instance index within the shard, mode, seed) triples still to run
+/// (with `--resume`, those not in `--out` yet), with `--out` open for
+/// appending; prints the plan unless `--quiet`.
+pub(super) fn plan(a: &EvalRunArgs, task: &str, ids: &[&str]) -> Result<Plan, CliError> {
+    let keep: Vec<usize> = (0..ids.len())
+        .filter(|k| a.shard.is_none_or(|(i, n)| k % n == i))
+        .collect();
+    let (out, done) = record::open_for_append(&a.out, a.resume).map_err(lib_err)?;
+    let mut work = Vec::new();
+    for (k, &orig) in keep.iter().enumerate() {
+        for &mode in &a.modes {
+            for &seed in &a.seeds {
+                let key = (
+                    task.to_string(),
+                    ids[orig].to_string(),
+                    a.model.clone(),
+                    mode_name(mode).to_string(),
+                    seed,
+                );
+                if !done.contains(&key) {
+                    work.push((k, mode, seed));
+                }
+            }
+        }
+    }
+    let skipped = keep.len() * a.modes.len() * a.seeds.len() - work.len();
+    if !a.quiet {
+        eprintln!(
+            "cdiff eval: {task}, {} instances × {} modes × {} seeds: {} to run{}",
+            keep.len(),
+            a.modes.len(),
+            a.seeds.len(),
+            work.len(),
+            if skipped > 0 {
+                format!(", {skipped} already in {}", a.out.display())
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(Plan { keep, work, out })
 }

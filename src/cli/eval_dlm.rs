@@ -174,48 +174,19 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
     if let Some(l) = a.limit {
         insts.truncate(l);
     }
-    if let Some((i, n)) = a.shard {
-        insts = insts
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % n == i)
-            .map(|(_, x)| x)
-            .collect();
-    }
-
-    let (mut out, done) = record::open_for_append(&a.out, a.resume).map_err(lib_err)?;
-    let mut work = Vec::new();
-    for (k, inst) in insts.iter().enumerate() {
-        for &mode in &a.modes {
-            for &seed in &a.seeds {
-                let key = (
-                    task.to_string(),
-                    inst.id().to_string(),
-                    a.model.clone(),
-                    mode_name(mode).to_string(),
-                    seed,
-                );
-                if !done.contains(&key) {
-                    work.push((k, mode, seed));
-                }
-            }
-        }
-    }
-    let skipped = insts.len() * a.modes.len() * a.seeds.len() - work.len();
-    if !a.quiet {
-        eprintln!(
-            "cdiff eval: {task}, {} instances × {} modes × {} seeds: {} to run{}",
-            insts.len(),
-            a.modes.len(),
-            a.seeds.len(),
-            work.len(),
-            if skipped > 0 {
-                format!(", {skipped} already in {}", a.out.display())
-            } else {
-                String::new()
-            }
-        );
-    }
+    let ids: Vec<String> = insts.iter().map(|i| i.id().to_string()).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let super::eval_cmd::Plan {
+        keep,
+        work,
+        mut out,
+    } = super::eval_cmd::plan(a, task, &ids)?;
+    let insts: Vec<_> = insts
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| keep.contains(k))
+        .map(|(_, x)| x)
+        .collect();
     if work.is_empty() {
         return Ok(());
     }
