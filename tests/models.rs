@@ -706,3 +706,34 @@ fn tiny_model_with_the_real_dream_tokenizer() {
     ids.extend([151666; 4]);
     assert_eq!(m.model.forward(&ids).unwrap().dims(), &[ids.len(), 151680]);
 }
+
+/// The RMS error of bf16 logits against f32 logits on the same weights
+/// (tiny random models, 256 random tokens, 3 seeds), per architecture:
+/// `cargo test --release --test models bf16_error_report -- --ignored --nocapture`.
+#[test]
+#[ignore = "a report, not a check"]
+fn bf16_error_report() {
+    for arch in [Arch::Dream, Arch::Llada] {
+        let mut sq = 0f64;
+        let mut count = 0usize;
+        for seed in 0..3u64 {
+            let dir = tiny(arch, &format!("bf16-report-{seed}"), seed);
+            let mut rng = cdiff::rng::SplitMix64::new(seed);
+            let toks: Vec<u32> = (0..256).map(|_| rng.below(256) as u32).collect();
+            let mut a = load::load(path_str(&dir.0), &Device::Cpu, DType::F32).unwrap();
+            let mut b = load::load(path_str(&dir.0), &Device::Cpu, DType::BF16).unwrap();
+            let la = rows(&a.model.forward(&toks).unwrap());
+            let lb = rows(&b.model.forward(&toks).unwrap());
+            for (x, y) in la.iter().zip(&lb) {
+                for (p, q) in x.iter().zip(y) {
+                    sq += ((p - q) as f64).powi(2);
+                    count += 1;
+                }
+            }
+        }
+        println!(
+            "{arch:?}: bf16 RMS error vs f32 {:.5}",
+            (sq / count as f64).sqrt()
+        );
+    }
+}

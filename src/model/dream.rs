@@ -233,8 +233,11 @@ pub(crate) fn rope_tables(
 
 /// Full (non-causal) scaled dot-product attention over `[1, heads, n, d]`
 /// queries and `[1, kv_heads, n, d]` keys/values, with grouped-query sharing
-/// (kv head `j` serves query heads `j * r .. (j + 1) * r`). The softmax runs
-/// in f32. Returns `[1, n, heads * d]`.
+/// (kv head `j` serves query heads `j * r .. (j + 1) * r`). Scores, softmax
+/// and the weighted sum of values run in f32 whatever the model's dtype, as
+/// PyTorch's fused attention kernels accumulate (rounding the scores and
+/// probabilities to bf16 made cdiff's bf16 error larger than PyTorch's);
+/// only the output is cast back. Returns `[1, n, heads * d]`.
 pub(crate) fn bidirectional_attention(
     q: &Tensor,
     k: &Tensor,
@@ -252,14 +255,17 @@ pub(crate) fn bidirectional_attention(
                 .reshape((b, heads, n, d))
         }
     };
-    let k = expand(k)?.contiguous()?;
-    let v = expand(v)?.contiguous()?;
     let dtype = q.dtype();
+    let f32 = |x: &Tensor| x.to_dtype(DType::F32);
+    let k = f32(&expand(k)?)?.contiguous()?;
+    let v = f32(&expand(v)?)?.contiguous()?;
+    let q = f32(q)?;
     let scale = 1.0 / (d as f64).sqrt();
-    let scores = (q.matmul(&k.t()?)? * scale)?.to_dtype(DType::F32)?;
-    let probs = candle_nn::ops::softmax_last_dim(&scores)?.to_dtype(dtype)?;
+    let scores = (q.matmul(&k.t()?)? * scale)?;
+    let probs = candle_nn::ops::softmax_last_dim(&scores)?;
     probs
         .matmul(&v)?
+        .to_dtype(dtype)?
         .transpose(1, 2)?
         .reshape((b, n, heads * d))
 }

@@ -86,6 +86,10 @@ pub struct Config {
     /// RoPE scaling (only absent, `null` or type `default`).
     #[serde(default)]
     pub rope_scaling: Option<serde_json::Value>,
+    /// Apply RoPE in f32 whatever the weights' dtype (LLaDA's
+    /// `rope_full_precision`, true in its configs and by default).
+    #[serde(default = "default_true")]
+    pub rope_full_precision: bool,
 }
 
 impl<'de> Deserialize<'de> for Config {
@@ -202,6 +206,8 @@ struct Block {
     heads: usize,
     kv_heads: usize,
     head_dim: usize,
+    /// RoPE in f32 (`rope_full_precision`); the tables are then f32.
+    rope_f32: bool,
 }
 
 impl Block {
@@ -223,7 +229,18 @@ impl Block {
             heads: cfg.n_heads,
             kv_heads: cfg.kv_heads(),
             head_dim,
+            rope_f32: cfg.rope_full_precision,
         })
+    }
+
+    /// RoPE on `x` (`cos`/`sin` in f32 when `rope_f32`, then `x` is rotated
+    /// in f32 and cast back, as LLaDA's `rope_full_precision`).
+    fn rope(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+        if self.rope_f32 && x.dtype() != DType::F32 {
+            candle_nn::rotary_emb::rope(&x.to_dtype(DType::F32)?, cos, sin)?.to_dtype(x.dtype())
+        } else {
+            candle_nn::rotary_emb::rope(x, cos, sin)
+        }
     }
 
     fn forward(&self, x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
@@ -237,8 +254,8 @@ impl Block {
         let q = split(self.q_proj.forward(&h)?, self.heads)?;
         let k = split(self.k_proj.forward(&h)?, self.kv_heads)?;
         let v = split(self.v_proj.forward(&h)?, self.kv_heads)?;
-        let q = candle_nn::rotary_emb::rope(&q, cos, sin)?;
-        let k = candle_nn::rotary_emb::rope(&k, cos, sin)?;
+        let q = self.rope(&q, cos, sin)?;
+        let k = self.rope(&k, cos, sin)?;
         let a = self
             .attn_out
             .forward(&bidirectional_attention(&q, &k, &v)?)?;
@@ -379,7 +396,12 @@ impl Model {
         let n = tokens.len();
         let ids = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
         let head_dim = self.cfg.d_model / self.cfg.n_heads;
-        let (cos, sin) = rope_tables(n, head_dim, self.cfg.rope_theta, self.dtype, &self.device)?;
+        let table_dtype = if self.cfg.rope_full_precision {
+            DType::F32
+        } else {
+            self.dtype
+        };
+        let (cos, sin) = rope_tables(n, head_dim, self.cfg.rope_theta, table_dtype, &self.device)?;
         let mut x = self.wte.forward(&ids)?;
         for block in &self.blocks {
             x = block.forward(&x, &cos, &sin)?;
