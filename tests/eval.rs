@@ -581,3 +581,63 @@ fn tiny_starcoder2_con_resume_shards_merge_report() {
     assert!(table.contains(&format!("| {m} | con |")), "{table}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn plots_show_rates_and_overhead_by_regions() {
+    let mut rs = vec![
+        rec("CPP/1_spans_1", "con", 0, true, Some(true)),
+        rec("CPP/2_spans_1", "con", 0, true, Some(false)),
+        rec("CPP/1_spans_1", "vanilla", 0, false, Some(false)),
+    ];
+    let mut two = rec("CPP/1_spans_2", "con", 0, true, Some(true));
+    two.number_spans = Some(2);
+    two.ms_constraint = 10.0; // 50 % of the model's 20 ms
+    rs.push(two);
+    let dir = tmp("plots");
+    let files = cdiff::eval::plots::write_plots(&rs, &dir).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["mri-cpp-1-rates.svg", "mri-cpp-2-rates.svg", "overhead.svg"]
+    );
+    let rates = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(rates.starts_with("<svg") && rates.trim_end().ends_with("</svg>"));
+    // con: syntax 100 %, functional 50 %; vanilla: 0 and 0 (no bar height).
+    assert!(
+        rates.contains("m con") && rates.contains("m vanilla"),
+        "{rates}"
+    );
+    assert!(rates.contains("<title>syntax %: 100</title>"), "{rates}");
+    assert!(rates.contains("<title>functional %: 50</title>"), "{rates}");
+    let overhead = std::fs::read_to_string(&files[2]).unwrap();
+    // 5 / 20 = 25 % with one region, 10 / 20 = 50 % with two.
+    assert!(overhead.contains("<title>m con: 25</title>"), "{overhead}");
+    assert!(overhead.contains("<title>m con: 50</title>"), "{overhead}");
+    assert!(
+        !overhead.contains("vanilla"),
+        "only constrained modes: {overhead}"
+    );
+    // The CLI writes them too.
+    let results = dir.join("r.jsonl");
+    let lines: Vec<String> = rs
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap())
+        .collect();
+    std::fs::write(&results, lines.join("\n") + "\n").unwrap();
+    let out = dir.join("svg");
+    let o = cdiff(
+        &[
+            "eval",
+            "report",
+            results.to_str().unwrap(),
+            "--plots",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    ok(&o, "report --plots");
+    assert!(out.join("overhead.svg").is_file());
+}

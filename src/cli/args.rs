@@ -766,6 +766,12 @@ pub struct EvalReportArgs {
     /// Also list the instances whose program failed, with why.
     #[arg(long)]
     pub failures: bool,
+
+    /// Also write SVG plots into this folder: syntax and functional rates
+    /// per model and mode, and the constraint's overhead by number of
+    /// regions (MRI).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }
 
 /// Most spans one case may cut.

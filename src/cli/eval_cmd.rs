@@ -539,6 +539,14 @@ fn report_cmd(a: &EvalReportArgs) -> Result<(), CliError> {
         eprintln!("cdiff eval: {dups} duplicate records ignored");
     }
     let text = report::report(&records, a.failures);
+    if let Some(dir) = &a.plots {
+        let files = cdiff::eval::plots::write_plots(&records, dir).map_err(lib_err)?;
+        eprintln!(
+            "cdiff eval: {} plot(s) written to {}",
+            files.len(),
+            dir.display()
+        );
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())

@@ -81,6 +81,7 @@
 
 pub mod json;
 pub mod metrics;
+pub mod plots;
 pub mod record;
 pub mod report;
 pub mod smiles;

@@ -1,0 +1,306 @@
+//! SVG plots of evaluation records (`cdiff eval report --plots DIR`).
+//!
+//! Two kinds, written as plain SVG (a grouped bar chart is a few rectangles
+//! and labels; no plotting crate is needed for it):
+//!
+//! * `<task>[-<n>]-rates.svg`, one per (task, regions) group: for each
+//!   model × mode, the syntax and functional rates in % (means over all
+//!   records of the cell; the report's tables give the intervals);
+//! * `overhead.svg`, for the multi-region tasks: the constraint's time as a
+//!   share of the model's (`ms_constraint / ms_model`, %), per number of
+//!   regions, one bar per model × constrained mode (the paper's Fig. 6).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::record::Record;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The records of one (model, mode) in a group.
+type Cell<'a> = ((String, String), Vec<&'a Record>);
+
+/// One bar series of a grouped bar chart.
+struct Series {
+    name: String,
+    color: &'static str,
+    values: Vec<Option<f64>>,
+}
+
+const COLORS: &[&str] = &[
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A grouped bar chart: one group per label, one bar per series; `None`
+/// values draw no bar.
+fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -> String {
+    // Wide enough for the groups, the legend and the title.
+    let w = (120.0 + 90.0 * labels.len().max(1) as f64)
+        .max(80.0 + 140.0 * series.len() as f64)
+        .max(60.0 + 8.0 * title.chars().count() as f64);
+    let h = 420.0;
+    let (left, right, top, bottom) = (60.0, 20.0, 40.0, 110.0);
+    let (pw, ph) = (w - left - right, h - top - bottom);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let y_top = nice_ceiling(y_max);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    for i in 0..=4 {
+        let v = y_top * i as f64 / 4.0;
+        let y = top + ph - ph * i as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            left + pw,
+            left - 6.0,
+            y + 4.0,
+            fmt_num(v)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="14" y="{}" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>"#,
+        top + ph / 2.0,
+        top + ph / 2.0,
+        esc(y_label)
+    );
+    let group_w = pw / labels.len().max(1) as f64;
+    let bar_w = (group_w * 0.8) / series.len().max(1) as f64;
+    for (g, label) in labels.iter().enumerate() {
+        let gx = left + group_w * g as f64 + group_w * 0.1;
+        for (k, ser) in series.iter().enumerate() {
+            let Some(v) = ser.values.get(g).copied().flatten() else {
+                continue;
+            };
+            let bh = ph * (v / y_top).clamp(0.0, 1.0);
+            let x = gx + bar_w * k as f64;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{bh:.1}" fill="{}"><title>{}: {}</title></rect>"#,
+                top + ph - bh,
+                bar_w * 0.95,
+                ser.color,
+                esc(&ser.name),
+                fmt_num(v)
+            );
+        }
+        let lx = gx + group_w * 0.4;
+        let ly = top + ph + 14.0;
+        let _ = writeln!(
+            s,
+            r#"<text x="{lx:.1}" y="{ly:.1}" transform="rotate(30 {lx:.1} {ly:.1})">{}</text>"#,
+            esc(label)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##,
+        top + ph,
+        left + pw,
+        top + ph
+    );
+    for (k, ser) in series.iter().enumerate() {
+        let x = left + 140.0 * k as f64;
+        let y = h - 14.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{y}">{}</text>"#,
+            y - 9.0,
+            ser.color,
+            x + 14.0,
+            esc(&ser.name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The smallest of 1, 2, 2.5, 5 × 10^k at or above `x`.
+fn nice_ceiling(x: f64) -> f64 {
+    let p = 10f64.powf(x.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * p >= x {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
+fn fmt_num(v: f64) -> String {
+    if v >= 10.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The mean of `f` over the records where it is defined, in %.
+fn rate(rs: &[&Record], f: impl Fn(&Record) -> Option<bool>) -> Option<f64> {
+    let vals: Vec<bool> = rs.iter().filter_map(|r| f(r)).collect();
+    (!vals.is_empty())
+        .then(|| 100.0 * vals.iter().filter(|&&v| v).count() as f64 / vals.len() as f64)
+}
+
+/// Writes the plots of `records` into `dir` (created if needed) and returns
+/// the files written.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when the folder or a file cannot be written.
+pub fn write_plots(records: &[Record], dir: &Path) -> Result<Vec<PathBuf>> {
+    let io = |p: &Path, e: std::io::Error| {
+        Error::new(ErrorKind::Io, format!("cannot write {}: {e}", p.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut written = Vec::new();
+    // (task, regions) -> (model, mode) -> records, in first-seen order of
+    // models and the paper's order of modes.
+    let mut groups: BTreeMap<(String, Option<usize>), Vec<Cell<'_>>> = BTreeMap::new();
+    for r in records {
+        let cells = groups.entry((r.task.clone(), r.number_spans)).or_default();
+        let key = (r.model.clone(), r.mode.clone());
+        match cells.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rs)) => rs.push(r),
+            None => cells.push((key, vec![r])),
+        }
+    }
+    let mode_rank = |m: &str| {
+        ["vanilla", "gp", "con-minus", "con"]
+            .iter()
+            .position(|x| *x == m)
+    };
+    for ((task, n), cells) in &mut groups {
+        cells.sort_by_key(|((model, mode), _)| (model.clone(), mode_rank(mode)));
+        let labels: Vec<String> = cells
+            .iter()
+            .map(|((m, mode), _)| format!("{m} {mode}"))
+            .collect();
+        let series = vec![
+            Series {
+                name: "syntax %".into(),
+                color: COLORS[0],
+                values: cells
+                    .iter()
+                    .map(|(_, rs)| rate(rs, |r| Some(r.syntax_ok)))
+                    .collect(),
+            },
+            Series {
+                name: "functional %".into(),
+                color: COLORS[1],
+                values: cells
+                    .iter()
+                    .map(|(_, rs)| rate(rs, |r| r.functional_ok))
+                    .collect(),
+            },
+        ];
+        let title = match n {
+            Some(n) => format!("{task}, {n} region(s)"),
+            None => task.clone(),
+        };
+        let file = dir.join(match n {
+            Some(n) => format!("{task}-{n}-rates.svg"),
+            None => format!("{task}-rates.svg"),
+        });
+        std::fs::write(&file, bar_chart(&title, "%", &labels, &series))
+            .map_err(|e| io(&file, e))?;
+        written.push(file);
+    }
+    // Overhead by number of regions, for the constrained modes of MRI.
+    let mut by_cell: BTreeMap<(String, String), BTreeMap<usize, (f64, f64)>> = BTreeMap::new();
+    for r in records {
+        let Some(n) = r.number_spans else { continue };
+        if r.mode == "vanilla" || r.mode == "gp" || r.model == "gold" {
+            continue;
+        }
+        let e = by_cell
+            .entry((r.model.clone(), r.mode.clone()))
+            .or_default()
+            .entry(n)
+            .or_default();
+        e.0 += r.ms_constraint;
+        e.1 += r.ms_model;
+    }
+    if !by_cell.is_empty() {
+        let mut ns: Vec<usize> = by_cell.values().flat_map(|m| m.keys().copied()).collect();
+        ns.sort_unstable();
+        ns.dedup();
+        let labels: Vec<String> = ns.iter().map(|n| format!("{n} region(s)")).collect();
+        let series: Vec<Series> = by_cell
+            .iter()
+            .enumerate()
+            .map(|(i, ((model, mode), m))| Series {
+                name: format!("{model} {mode}"),
+                color: COLORS[i % COLORS.len()],
+                values: ns
+                    .iter()
+                    .map(|n| {
+                        m.get(n)
+                            .filter(|(_, model_ms)| *model_ms > 0.0)
+                            .map(|(c, model_ms)| 100.0 * c / model_ms)
+                    })
+                    .collect(),
+            })
+            .collect();
+        let file = dir.join("overhead.svg");
+        let chart = bar_chart(
+            "constraint time / model time, by regions",
+            "overhead %",
+            &labels,
+            &series,
+        );
+        std::fs::write(&file, chart).map_err(|e| io(&file, e))?;
+        written.push(file);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(100.0), 100.0);
+        assert_eq!(nice_ceiling(37.0), 50.0);
+        assert_eq!(nice_ceiling(0.21), 0.25);
+        assert_eq!(nice_ceiling(3.0), 5.0);
+    }
+
+    #[test]
+    fn bars_are_drawn_to_scale() {
+        let svg = bar_chart(
+            "t <1>",
+            "%",
+            &["a".into(), "b".into()],
+            &[Series {
+                name: "s".into(),
+                color: COLORS[0],
+                values: vec![Some(100.0), Some(50.0)],
+            }],
+        );
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("t &lt;1&gt;"));
+        // The 100 % bar spans the plot height (270), the 50 % one half.
+        assert!(svg.contains(r#"height="270.0" fill"#), "{svg}");
+        assert!(svg.contains(r#"height="135.0" fill"#), "{svg}");
+    }
+}
