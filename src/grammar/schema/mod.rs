@@ -53,10 +53,15 @@
 //!   numbers without exponent when the bounds are integers (a bound with a
 //!   fraction is widened to the next integer for non-integer values,
 //!   reported); a bounded number may not use an exponent.
+//! * `minProperties` / `maxProperties` on objects that allow no undeclared
+//!   member (`additionalProperties: false`, no `patternProperties`): exact,
+//!   by the any-order construction below (the set of members written is the
+//!   whole object, so its size is known); on other objects they are
+//!   reported.
 //!
 //! Everything else that constrains (`not`, `if`, `multipleOf`,
 //! `uniqueItems`, `contains`, `patternProperties`, `propertyNames`,
-//! `minProperties`, `dependentRequired`, `unevaluated*`, …) is not enforced:
+//! `dependentRequired`, `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
 //! Annotations (`title`, `description`, `default`, `examples`, `$schema`,
@@ -446,6 +451,24 @@ impl<'a> Builder<'a> {
         Expr::Term(self.term(&name, &regex_syntax::escape(s)))
     }
 
+    /// Reports `minProperties` / `maxProperties` of `m` as not enforced (an
+    /// object that allows undeclared members, or one in schema order).
+    fn report_counts(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<()> {
+        for k in ["minProperties", "maxProperties"] {
+            let trivial = k == "minProperties" && m.get(k).and_then(Value::as_u64) == Some(0);
+            if m.contains_key(k) && !trivial {
+                self.report(
+                    k,
+                    ptr,
+                    "ignored (enforced only for objects without additional or pattern \
+                     properties, in any order)",
+                    false,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     fn report(
         &mut self,
         keyword: &str,
@@ -781,7 +804,8 @@ impl<'a> Builder<'a> {
             }
             let trivial = match (k, &m[k]) {
                 ("uniqueItems", Value::Bool(false)) => true,
-                ("minProperties", v) => v.as_u64() == Some(0),
+                // Accounted for where the members are built.
+                ("minProperties" | "maxProperties", _) => true,
                 ("patternProperties", Value::Object(p)) => p.is_empty(),
                 ("not", Value::Bool(false)) => true,
                 _ => false,
@@ -1019,10 +1043,23 @@ impl<'a> Builder<'a> {
             (Some(k), Some(v)) => Some(Expr::Seq(vec![k, colon.clone(), v])),
             _ => None,
         };
+        // minProperties / maxProperties: exact in the any-order construction
+        // when no undeclared member is allowed (the set of members written
+        // is then the whole object); otherwise reported.
+        let count = |k: &str| m.get(k).and_then(Value::as_u64).map(|v| v as usize);
+        let (min_props, max_props) = (count("minProperties"), count("maxProperties"));
+        // A bound that is not a non-negative integer is reported, not used.
+        let malformed = ["minProperties", "maxProperties"]
+            .iter()
+            .any(|k| m.contains_key(*k) && count(k).is_none());
+        if malformed {
+            self.report_counts(m, ptr)?;
+        }
+        let bounded = !malformed && (min_props.is_some_and(|v| v > 0) || max_props.is_some());
         // Any order matters with two members that can be swapped.
         let n = declared.len();
-        if self.opts.property_order == PropertyOrder::Any && (n >= 2 || (n == 1 && extra.is_some()))
-        {
+        let any = self.opts.property_order == PropertyOrder::Any;
+        if (any && (n >= 2 || (n == 1 && extra.is_some()))) || (bounded && extra.is_none()) {
             let limit = self
                 .opts
                 .max_any_order_properties
@@ -1036,7 +1073,13 @@ impl<'a> Builder<'a> {
                     let value = value.clone().unwrap_or(Expr::Alt(Vec::new()));
                     members.push((Expr::Seq(vec![key, colon.clone(), value]), *req));
                 }
-                return self.any_order_object(&members, extra, ptr);
+                let bounds = if extra.is_none() {
+                    (min_props.unwrap_or(0), max_props.unwrap_or(usize::MAX))
+                } else {
+                    self.report_counts(m, ptr)?;
+                    (0, usize::MAX)
+                };
+                return self.any_order_object(&members, extra, bounds, ptr);
             }
             self.report(
                 "properties",
@@ -1054,6 +1097,9 @@ impl<'a> Builder<'a> {
                 ),
                 true,
             )?;
+        }
+        if bounded {
+            self.report_counts(m, ptr)?;
         }
         // Schema order.
         // after[i]: members from i on, at least one already written.
@@ -1128,12 +1174,19 @@ impl<'a> Builder<'a> {
     /// ```
     ///
     /// `2^n + n + 1` rules for `n` members; the caller bounds `n`.
+    ///
+    /// `bounds` = (minProperties, maxProperties) over the members written,
+    /// exact when no extra member is allowed (the caller passes `(0, MAX)`
+    /// otherwise): `rest[S]` may close only when `|S| ≥ min`, and adds a
+    /// member only while `|S| < max`.
     fn any_order_object(
         &mut self,
         members: &[(Expr, bool)],
         extra: Option<Expr>,
+        bounds: (usize, usize),
         ptr: &str,
     ) -> Result<Expr> {
+        let (min, max) = bounds;
         let n = members.len();
         if n > MAX_ANY_ORDER_PROPERTIES {
             return Err(Error::new(
@@ -1168,11 +1221,12 @@ impl<'a> Builder<'a> {
         let rest_of = |s: PropSet| Expr::Rule(rest[s.0 as usize]);
         for s in PropSet::subsets(n) {
             let mut alts = Vec::new();
-            if s.contains_all(required) {
+            let size = s.0.count_ones() as usize;
+            if s.contains_all(required) && size >= min {
                 alts.push(Expr::Empty);
             }
             for (i, m) in member_rules.iter().enumerate() {
-                if !s.contains(i) {
+                if !s.contains(i) && size < max {
                     alts.push(Expr::Seq(vec![
                         comma.clone(),
                         m.clone(),
@@ -1186,11 +1240,13 @@ impl<'a> Builder<'a> {
             self.rules[rest[s.0 as usize].0 as usize].expr = Expr::Alt(alts);
         }
         let mut first = Vec::new();
-        if required.is_empty() {
+        if required.is_empty() && min == 0 {
             first.push(Expr::Empty);
         }
         for (i, m) in member_rules.iter().enumerate() {
-            first.push(Expr::Seq(vec![m.clone(), rest_of(PropSet::EMPTY.with(i))]));
+            if max >= 1 {
+                first.push(Expr::Seq(vec![m.clone(), rest_of(PropSet::EMPTY.with(i))]));
+            }
         }
         if let Some(x) = &extra_rule {
             first.push(Expr::Seq(vec![x.clone(), rest_of(PropSet::EMPTY)]));

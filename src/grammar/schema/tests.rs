@@ -559,3 +559,49 @@ fn deep_schemas_are_errors_not_overflows() {
     let s = json!({"allOf": [{"$ref": "#"}]});
     assert!(json_schema_to_grammar(&s, &SchemaOptions::default()).is_err());
 }
+
+#[test]
+fn min_and_max_properties_without_extra_members() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+        "additionalProperties": false,
+        "minProperties": 2,
+        "maxProperties": 2
+    });
+    let b = Both::new(schema.clone());
+    for (text, want) in [
+        (r#"{}"#, false),
+        (r#"{"a":1}"#, false),
+        (r#"{"a":1,"b":2}"#, true),
+        (r#"{"c":3,"a":1}"#, true),
+        (r#"{"a":1,"b":2,"c":3}"#, false),
+    ] {
+        assert_eq!(b.ok(text), want, "{text}");
+    }
+    // Holes: one more member is needed, and at most one fits.
+    let p = Partial::new().text(r#"{"b":2"#).hole().text("}");
+    assert!(b.c.check(&p).unwrap());
+    let p = Partial::new().text(r#"{"a":1,"b":2,"#).hole().text("}");
+    assert!(!b.c.check(&p).unwrap(), "a third member is too many");
+    let (_, unenforced) = json_schema_to_grammar(&schema, &SchemaOptions::default()).unwrap();
+    assert!(
+        !unenforced
+            .iter()
+            .any(|u| u.keyword.ends_with("Properties") && u.keyword != "properties"),
+        "{unenforced:?}"
+    );
+    // One declared property: minProperties 1 makes it required in effect.
+    let one = Both::new(json!({
+        "type": "object", "properties": {"a": {}}, "additionalProperties": false, "minProperties": 1
+    }));
+    assert!(!one.ok("{}"));
+    assert!(one.ok(r#"{"a":null}"#));
+    // With undeclared members allowed the count is not enforced: reported.
+    let open = json!({"type": "object", "properties": {"a": {}}, "maxProperties": 1});
+    let (_, unenforced) = json_schema_to_grammar(&open, &SchemaOptions::default()).unwrap();
+    assert!(
+        unenforced.iter().any(|u| u.keyword == "maxProperties"),
+        "{unenforced:?}"
+    );
+}
