@@ -441,37 +441,64 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
             let n = done_n + 1;
             let elapsed = t_start.elapsed();
             let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
-            let fun = match (&r.error, r.functional_ok) {
-                (Some(_), _) => "error".to_string(),
-                (None, Some(true)) => "functional pass".to_string(),
-                (None, Some(false)) => "functional fail".to_string(),
-                (None, None) => "functional not run".to_string(),
-            };
-            eprintln!(
-                "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}, {fun}, {} tokens, {} rejections, {:.0} ms; ETA {}",
-                r.instance_id,
-                r.mode,
-                if r.syntax_ok { "ok" } else { "bad" },
-                r.tokens,
-                r.rejections,
-                r.ms_total,
-                fmt_duration(eta)
-            );
+            eprintln!("{}", progress_line(n, total, &r, seed, eta));
         }
     }
     if !a.quiet {
-        eprintln!(
-            "cdiff eval: {total} records appended to {} in {}{}",
-            a.out.display(),
-            fmt_duration(t_start.elapsed()),
-            if errors > 0 {
-                format!(" ({errors} with a model error, counted as wrong)")
-            } else {
-                String::new()
-            }
-        );
+        eprintln!("{}", summary_line(a, total, t_start.elapsed(), errors));
     }
     Ok(())
+}
+
+/// The progress line of record `n` of `total`.
+pub(super) fn progress_line(
+    n: usize,
+    total: usize,
+    r: &Record,
+    seed: u64,
+    eta: std::time::Duration,
+) -> String {
+    let schema = match r.schema_ok {
+        Some(true) => ", schema ok",
+        Some(false) => ", schema bad",
+        None => "",
+    };
+    let fun = match (&r.error, r.functional_ok) {
+        (Some(_), _) => "error",
+        (None, Some(true)) => "functional pass",
+        (None, Some(false)) => "functional fail",
+        (None, None) => "functional not run",
+    };
+    format!(
+        "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}{schema}, {fun}, {} tokens, {} \
+         rejections, {:.0} ms; ETA {}",
+        r.instance_id,
+        r.mode,
+        if r.syntax_ok { "ok" } else { "bad" },
+        r.tokens,
+        r.rejections,
+        r.ms_total,
+        fmt_duration(eta)
+    )
+}
+
+/// The last line of a run.
+pub(super) fn summary_line(
+    a: &EvalRunArgs,
+    total: usize,
+    took: std::time::Duration,
+    errors: usize,
+) -> String {
+    format!(
+        "cdiff eval: {total} records appended to {} in {}{}",
+        a.out.display(),
+        fmt_duration(took),
+        if errors > 0 {
+            format!(" ({errors} with an error, counted as wrong)")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Reads result files, warning about lines that are not records.

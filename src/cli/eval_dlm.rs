@@ -20,7 +20,7 @@ use cdiff::recognize::Recognizer;
 use cdiff::Constraint;
 
 use super::args::{EvalRunArgs, EvalTaskArg};
-use super::eval_cmd::{dlm_config, fmt_duration, lib_err, Judge as CppJudge};
+use super::eval_cmd::{dlm_config, lib_err, Judge as CppJudge};
 use super::{compile, config, load_grammar, CliError};
 
 /// The shipped json-mode-eval files.
@@ -333,35 +333,15 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
             let n = done_n + 1;
             let elapsed = t_start.elapsed();
             let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
-            let schema = match r.schema_ok {
-                Some(true) => ", schema ok",
-                Some(false) => ", schema bad",
-                None => "",
-            };
             eprintln!(
-                "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}{schema}, functional {}, {} tokens, {} rejections, {:.0} ms; ETA {}",
-                r.instance_id,
-                r.mode,
-                if r.syntax_ok { "ok" } else { "bad" },
-                if r.functional_ok == Some(true) { "pass" } else { "fail" },
-                r.tokens,
-                r.rejections,
-                r.ms_total,
-                fmt_duration(eta)
+                "{}",
+                super::eval_cmd::progress_line(n, total, &r, seed, eta)
             );
         }
     }
     if !a.quiet {
-        eprintln!(
-            "cdiff eval: {total} records appended to {} in {}{}",
-            a.out.display(),
-            fmt_duration(t_start.elapsed()),
-            if errors > 0 {
-                format!(" ({errors} with an error, counted as wrong)")
-            } else {
-                String::new()
-            }
-        );
+        let took = t_start.elapsed();
+        eprintln!("{}", super::eval_cmd::summary_line(a, total, took, errors));
     }
     Ok(())
 }
