@@ -5,8 +5,10 @@
 //!
 //! Tests that compile C++ print that they are skipped when no `g++` is found.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use cdiff::eval::metrics::{self, Gxx, Limits, Outcome};
@@ -15,6 +17,7 @@ use cdiff::eval::report;
 use cdiff::eval::tasks::{self, MriKind, MAX_SPAN, MIN_SPAN};
 use cdiff::recognize::Recognizer;
 use cdiff::Grammar;
+use common::eval::{essence, ok, records};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -29,55 +32,15 @@ fn rows() -> Vec<tasks::HumanEvalRow> {
     tasks::read_humaneval(&root().join("datasets/humaneval-x-cpp/humaneval_cpp.jsonl")).unwrap()
 }
 
+fn cdiff(args: &[&str], env: &[(&str, &str)]) -> Output {
+    common::eval::cdiff_env(args, env)
+}
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("cdiff-test-eval-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn cdiff(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cdiff"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("the binary runs")
-}
-
-fn ok(o: &Output, what: &str) {
-    assert!(
-        o.status.success(),
-        "{what}: exit {:?}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn records(path: &Path) -> Vec<Record> {
-    let r = record::read_records(path).unwrap();
-    assert!(r.bad_lines.is_empty(), "{:?}", r.bad_lines);
-    r.records
-}
-
-/// What must not change between runs: everything but the timings.
-fn essence(rs: &[Record]) -> Vec<String> {
-    rs.iter()
-        .map(|r| {
-            format!(
-                "{:?} {:?} {} {:?} {:?} {} {} {} {}",
-                r.key(),
-                r.text,
-                r.syntax_ok,
-                r.gxx_syntax_ok,
-                r.functional_ok,
-                r.tokens,
-                r.rejections,
-                r.used_witness,
-                r.gave_up
-            )
-        })
-        .collect()
 }
 
 // ------------------------------------------------------------------ metrics

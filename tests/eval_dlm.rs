@@ -5,20 +5,26 @@
 //! 100 %, and three-instance runs of the shipped `json-tiny`, `smiles-tiny`
 //! and `cpp-tiny` in con mode, stopped halfway, resumed and reported.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cdiff::eval::json::{self, SchemaOracle};
 use cdiff::eval::metrics::{self, Gxx};
-use cdiff::eval::record::{self, Record};
 use cdiff::eval::smiles;
 use cdiff::eval::tasks;
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 use cdiff::recognize::Recognizer;
+use common::eval::{essence, ok, records};
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cdiff(args: &[&str]) -> Output {
+    common::eval::cdiff_env(args, &[])
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -26,48 +32,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn cdiff(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cdiff"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(o: &Output, what: &str) {
-    assert!(
-        o.status.success(),
-        "{what}: exit {:?}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn records(path: &Path) -> Vec<Record> {
-    let r = record::read_records(path).unwrap();
-    assert!(r.bad_lines.is_empty(), "{:?}", r.bad_lines);
-    r.records
-}
-
-/// Everything but the timings.
-fn essence(rs: &[Record]) -> Vec<String> {
-    rs.iter()
-        .map(|r| {
-            format!(
-                "{:?} {:?} {} {:?} {:?} {} {} {} {}",
-                r.key(),
-                r.text,
-                r.syntax_ok,
-                r.schema_ok,
-                r.functional_ok,
-                r.tokens,
-                r.rejections,
-                r.used_witness,
-                r.gave_up
-            )
-        })
-        .collect()
 }
 
 // ------------------------------------------------------------------ metrics

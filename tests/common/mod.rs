@@ -1,3 +1,4 @@
 pub mod cpp;
+pub mod eval;
 pub mod scratch;
 pub mod shared;
