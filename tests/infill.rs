@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use candle_core::{DType, Device};
 use cdiff::decode::{DecodeConfig, Mode};
 use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput, Template};
-use cdiff::model::{init_random, init_random_ar, load, load_causal, ArFamily, Arch, Size};
+use cdiff::model::{
+    init_random, init_random_ar, load, load_causal, ArFamily, Arch, LoadedModel, Size,
+};
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar};
 
@@ -40,6 +42,28 @@ fn templates() -> Vec<(&'static str, Template)> {
         ),
         ("json.ebnf", Template::from_json(JSON).unwrap()),
     ]
+}
+
+/// Infills `t` with a diffusion model under `c`, `hole` masks per region,
+/// no prompt.
+fn infill_dlm(
+    m: &mut LoadedModel,
+    c: &Constraint,
+    t: &Template,
+    hole: usize,
+    cfg: &DecodeConfig,
+) -> InfillOutput {
+    infill_diffusion(
+        &mut m.model,
+        &m.tokenizer,
+        &m.special,
+        Some(c),
+        &[],
+        t,
+        hole,
+        cfg,
+    )
+    .unwrap()
 }
 
 /// Every chunk of `t` occurs in `text` in order, with the fills between.
@@ -145,17 +169,7 @@ fn diffusion_models_infill_under_the_constraint() {
                 cfg.steps = 12;
                 cfg.block_length = 8;
                 cfg.max_rejections = 60;
-                let out = infill_diffusion(
-                    &mut m.model,
-                    &m.tokenizer,
-                    &m.special,
-                    Some(&c),
-                    &[],
-                    &t,
-                    8,
-                    &cfg,
-                )
-                .unwrap();
+                let out = infill_dlm(&mut m, &c, &t, 8, &cfg);
                 let what = format!("{arch:?} {gname} seed {seed}");
                 assert_in_place(&t, &out, &what);
                 assert!(
@@ -182,17 +196,7 @@ fn shipped_json_model_infills_a_json_template() {
         cfg.temperature = 0.5;
         cfg.steps = 24;
         cfg.block_length = 48;
-        let out = infill_diffusion(
-            &mut m.model,
-            &m.tokenizer,
-            &m.special,
-            Some(&c),
-            &[],
-            &t,
-            16,
-            &cfg,
-        )
-        .unwrap();
+        let out = infill_dlm(&mut m, &c, &t, 16, &cfg);
         assert_in_place(&t, &out, "json-tiny");
         assert!(out.valid);
         let v: Result<serde_json::Value, _> = serde_json::from_slice(&out.text);
@@ -234,17 +238,7 @@ fn shipped_cpp_model_infills_humaneval_x_templates() {
                 cfg.steps = 8 * n;
                 cfg.block_length = 8 * n;
                 cfg.max_rejections = 30;
-                let out = infill_diffusion(
-                    &mut m.model,
-                    &m.tokenizer,
-                    &m.special,
-                    Some(&c),
-                    &[],
-                    &t,
-                    8,
-                    &cfg,
-                )
-                .unwrap();
+                let out = infill_dlm(&mut m, &c, &t, 8, &cfg);
                 let what = format!("{} {mode:?}", inst.instance_id);
                 assert_in_place(&t, &out, &what);
                 assert_eq!(out.valid, rec.accepts(&out.text).unwrap(), "{what}");
