@@ -232,10 +232,12 @@ impl Constraint {
         let nfa = self.automaton(partial, &mut budget)?;
         let limit = self.config.max_witness_terminals;
         let shortest = self.config.shortest_witness;
-        let Some(word) = self.search.witness(&nfa, &mut budget, limit, shortest)? else {
+        let Some(path) = self.search.witness(&nfa, &mut budget, limit, shortest)? else {
             return Ok(Verdict::NotCompletable);
         };
-        let fills = fills_for(&self.lexer, partial, &word, &mut budget)?.ok_or_else(|| {
+        let word: Vec<u32> = path.iter().map(|&(t, _)| t).collect();
+        let at: Vec<_> = path.iter().map(|&(_, s)| nfa.spans[s as usize]).collect();
+        let fills = fills_for(&self.lexer, partial, &word, &at, &mut budget)?.ok_or_else(|| {
             crate::Error::new(
                 crate::ErrorKind::Budget,
                 "internal inconsistency: the witness terminal sequence has no byte realisation",

@@ -97,6 +97,56 @@ pub fn cut_spans(
     (crate::Partial::cut(text, &spans), cut)
 }
 
+/// Masks about `fraction` of a text's bytes the way a diffusion canvas is
+/// masked mid-decoding: random spans of `1..=max_span` bytes, merged where
+/// they touch or overlap. Returns the sorted, disjoint, non-touching spans
+/// `[start, end)` (cut them out with [`Partial::cut`](crate::Partial::cut):
+/// one hole per span).
+///
+/// ```
+/// let mut r = cdiff::rng::SplitMix64::new(5);
+/// let spans = cdiff::rng::mask_spans(1000, 0.3, 8, &mut r);
+/// let masked: usize = spans.iter().map(|&(s, e)| e - s).sum();
+/// assert!((250..=350).contains(&masked));
+/// assert!(spans.windows(2).all(|w| w[0].1 < w[1].0));
+/// ```
+pub fn mask_spans(
+    len: usize,
+    fraction: f64,
+    max_span: usize,
+    rng: &mut SplitMix64,
+) -> Vec<(usize, usize)> {
+    let mut masked = vec![false; len];
+    let target = ((len as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
+    let mut count = 0;
+    let mut tries = 0;
+    while count < target && tries < 64 * len + 64 {
+        tries += 1;
+        let l = 1 + rng.below(max_span.max(1) as u64) as usize;
+        let start = rng.below(len as u64) as usize;
+        for m in masked.iter_mut().skip(start).take(l) {
+            if count < target && !*m {
+                *m = true;
+                count += 1;
+            }
+        }
+    }
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < len {
+        if masked[i] {
+            let s = i;
+            while i < len && masked[i] {
+                i += 1;
+            }
+            spans.push((s, i));
+        } else {
+            i += 1;
+        }
+    }
+    spans
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,7 +192,8 @@ impl Intersector {
     }
 
     /// Decides whether some word of the grammar is accepted by `dfa`; if so,
-    /// returns a shortest such word (a terminal sequence).
+    /// returns a shortest such word (a terminal sequence), each terminal with
+    /// the state of `dfa` it leaves on one accepting path.
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -207,7 +208,7 @@ impl Intersector {
         budget: &mut Budget,
         max_terminals: u32,
         shortest: bool,
-    ) -> Result<Option<Vec<u32>>> {
+    ) -> Result<Option<Vec<(u32, u32)>>> {
         if dfa.is_empty() {
             return Ok(None);
         }

@@ -38,14 +38,15 @@ enum Reason {
     Bin(u32, u32, u32),
 }
 
-/// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart.
+/// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart, as
+/// `(terminal, state of D it leaves)` pairs along one accepting path.
 pub(crate) fn witness(
     g: &Intersector,
     dfa: &TokenNfa,
     chart: &Chart,
     budget: &mut Budget,
     max_terminals: u32,
-) -> Result<Option<Vec<u32>>> {
+) -> Result<Option<Vec<(u32, u32)>>> {
     let mut queue = Queue::default();
     let mut adj = Adjacency::default();
     let goal = |k: u64| -> bool {
@@ -127,7 +128,7 @@ pub(crate) fn witness(
         let (p, x, q) = unkey(k);
         let idx = queue.index[&k] as usize;
         match queue.entries[idx].reason {
-            Reason::Edge => word.push(x),
+            Reason::Edge => word.push((x, p)),
             Reason::Unit(y) => stack.push(key(p, y, q)),
             Reason::Bin(y, z, m) => {
                 stack.push(key(m, z, q));
@@ -135,7 +136,7 @@ pub(crate) fn witness(
             }
         }
     }
-    debug_assert!(word.iter().all(|&t| t < g.n_terms));
+    debug_assert!(word.iter().all(|&(t, _)| t < g.n_terms));
     Ok(Some(word))
 }
 

@@ -102,7 +102,23 @@ pub struct TokenNfa {
     pub finals: Vec<bool>,
     /// Per state: outgoing `(terminal, target)` edges, sorted.
     pub edges: Vec<Vec<(u32, u32)>>,
+    /// Per state: the first and last position of the partial output (bytes
+    /// and holes, one position each) where its outgoing terminals are
+    /// emitted. Used to realise a witness path as bytes without trying every
+    /// alignment of terminals to positions.
+    pub(crate) spans: Vec<Span>,
 }
+
+/// A range of positions `(first, last)`, inclusive.
+pub(crate) type Span = (u32, u32);
+
+/// The smallest span covering both.
+fn join(a: Span, b: Span) -> Span {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+/// Covers nothing: the neutral element of [`join`].
+const NO_SPAN: Span = (u32::MAX, 0);
 
 impl TokenNfa {
     /// Number of states.
@@ -237,8 +253,12 @@ impl TokenNfa {
         edges[0] = start_edges;
         finals[0] = start_final;
         let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
-        let (finals, edges) = reduce(&keys, &finals, &edges, budget)?;
-        Ok(trim(&finals, &edges))
+        let mut spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
+        spans[0] = start_targets
+            .iter()
+            .fold(NO_SPAN, |acc, &n| join(acc, spans[n as usize]));
+        let (finals, edges, spans) = reduce(&keys, &finals, &edges, &spans, budget)?;
+        Ok(trim(&finals, &edges, &spans))
     }
 }
 
@@ -318,6 +338,19 @@ impl Node {
     /// A key that never decreases along an edge and is equal only for states
     /// of one hole (the only cycles): positions advance by at least one byte
     /// between emissions in chunks.
+    /// The positions where this state's terminals are emitted: a chunk
+    /// state emits from its configurations (kept only if they can emit or
+    /// end), a hole state inside its hole.
+    fn span(&self) -> Span {
+        match self {
+            Node::Start => NO_SPAN,
+            Node::Chunk(set) => set
+                .iter()
+                .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
+            &Node::Hole(p, _) => (p, p),
+        }
+    }
+
     fn order_key(&self) -> u64 {
         match self {
             Node::Start => 0,
@@ -338,8 +371,9 @@ fn reduce(
     keys: &[u64],
     finals: &[bool],
     edges: &[Vec<(u32, u32)>],
+    spans: &[Span],
     budget: &mut Budget,
-) -> Result<(Vec<bool>, Edges)> {
+) -> Result<(Vec<bool>, Edges, Vec<Span>)> {
     let n = finals.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
@@ -425,8 +459,10 @@ fn reduce(
     let mut q_finals = vec![false; next as usize];
     let mut q_edges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); next as usize];
     let mut done = vec![false; next as usize];
+    let mut q_spans = vec![NO_SPAN; next as usize];
     for s in 0..n {
         let c = rename[class[s] as usize] as usize;
+        q_spans[c] = join(q_spans[c], spans[s]);
         if done[c] {
             continue;
         }
@@ -440,7 +476,7 @@ fn reduce(
         es.dedup();
         q_edges[c] = es;
     }
-    Ok((q_finals, q_edges))
+    Ok((q_finals, q_edges, q_spans))
 }
 
 /// Writes `[final, (terminal, class of target)...]`, sorted and
@@ -529,7 +565,7 @@ impl Nodes {
 
 /// Keeps the states reachable from 0 that can reach a final state,
 /// renumbered breadth-first.
-fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
+fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
     // `rev[rev_at[d]..rev_at[d + 1]]`.
@@ -565,6 +601,7 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
             start: 0,
             finals: Vec::new(),
             edges: Vec::new(),
+            spans: Vec::new(),
         };
     }
     let mut new_id = vec![u32::MAX; n];
@@ -594,6 +631,7 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>]) -> TokenNfa {
         start: 0,
         finals: out_finals,
         edges: out_edges,
+        spans: order.iter().map(|&s| spans[s as usize]).collect(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! From a terminal sequence accepted by a partial output's [`TokenNfa`](super::TokenNfa)
 //! back to bytes: the shortest hole fills whose maximal-munch lexing is that sequence.
 //!
-//! A* search (unit moves, estimate: one move per terminal still to emit)
+//! A* search (unit moves, estimate: one move per terminal still to emit and
+//! per text byte still to read), constrained to the witness path's spans,
 //! over `(position, lexer state, terminals emitted)`:
 //! chunk bytes are forced, hole bytes are free (one representative per byte
 //! class, readable ASCII preferred), ignored lexemes may be skipped and each
@@ -12,7 +13,7 @@
 //! states there — and a hash set elsewhere. Cost: bounded by the budget.
 
 use super::build::{Lexer, LDEAD};
-use super::tokens::Layout;
+use super::tokens::{Layout, Span};
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
@@ -52,13 +53,20 @@ impl Visited {
     }
 }
 
-/// Finds hole fills such that the filled text lexes to `word`; `None` if none exists.
+/// Finds hole fills such that the filled text lexes to `word`; `None` if none
+/// exists. `at[i]` is the span of positions where `word[i]` may be emitted
+/// (the span of the [`TokenNfa`](super::TokenNfa) state it leaves on the
+/// witness path): the search emits it nowhere else, so each position is
+/// visited with the few terminal counts whose spans cover it instead of all
+/// of them (which made the search quadratic on canvases with many holes).
 pub(crate) fn fills_for(
     lexer: &Lexer,
     partial: &Partial,
     word: &[u32],
+    at: &[Span],
     budget: &mut Budget,
 ) -> Result<Option<Vec<Vec<u8>>>> {
+    debug_assert_eq!(word.len(), at.len());
     let layout = Layout::new(partial)?;
     let end = layout.end();
     let is_hole = |p: u32| p < end && layout.is_hole(p);
@@ -77,11 +85,22 @@ pub(crate) fn fills_for(
     }];
     visited.insert(is_hole(0), 0, lexer.start, 0);
     // A* with the admissible, consistent estimate "one move per terminal
-    // still to emit": f = depth + (|word| - i) never decreases along a move,
-    // so a bucket queue with a moving cursor pops in f order.
-    let remaining = |i: u32| word.len() as u32 - i.min(word.len() as u32);
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); remaining(0) as usize + 1];
-    buckets[remaining(0) as usize].push(0);
+    // still to emit and per text byte still to read": each move lowers it by
+    // at most one, so f = depth + estimate never decreases along a move and a
+    // bucket queue with a moving cursor pops in f order. Counting the text
+    // bytes matters on canvases with many holes: without them every way of
+    // emitting terminals early, in an earlier hole, ties with the right one
+    // and the search visits (position × terminals emitted) pairs.
+    let mut text_after = vec![0u32; end as usize + 1];
+    for q in (0..end).rev() {
+        text_after[q as usize] = text_after[q as usize + 1] + u32::from(!layout.is_hole(q));
+    }
+    // Past the span of the next terminal to emit, a node is dead.
+    let too_late = |p: u32, i: u32| at.get(i as usize).is_some_and(|&(_, last)| p > last);
+    let remaining =
+        |p: u32, i: u32| word.len() as u32 - i.min(word.len() as u32) + text_after[p as usize];
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); remaining(0, 0) as usize + 1];
+    buckets[remaining(0, 0) as usize].push(0);
     let mut cur = 0usize;
     let goal = loop {
         while cur < buckets.len() && buckets[cur].is_empty() {
@@ -98,15 +117,15 @@ pub(crate) fn fills_for(
         if p == end && lexer.is_fresh(l) && i as usize == word.len() {
             break me;
         }
-        let child_f = |i2: u32| (depth + 1 + remaining(i2)) as usize;
+        let child_f = |p2: u32, i2: u32| (depth + 1 + remaining(p2, i2)) as usize;
         let mut push = |nodes: &mut Vec<Node>,
                         buckets: &mut Vec<Vec<u32>>,
                         p: u32,
                         l: u32,
                         i: u32,
                         byte: Option<u8>| {
-            if visited.insert(is_hole(p), p, l, i) {
-                let f = child_f(i);
+            if !too_late(p, i) && visited.insert(is_hole(p), p, l, i) {
+                let f = child_f(p, i);
                 if buckets.len() <= f {
                     buckets.resize_with(f + 1, Vec::new);
                 }
@@ -124,7 +143,8 @@ pub(crate) fn fills_for(
         let e = lexer.emit[l as usize];
         if e != LDEAD {
             if let Some(&t) = word.get(i as usize) {
-                if lexer.emits(l).binary_search(&t).is_ok() {
+                let (first, last) = at[i as usize];
+                if (first..=last).contains(&p) && lexer.emits(l).binary_search(&t).is_ok() {
                     push(&mut nodes, &mut buckets, p, e, i + 1, None);
                 }
             }
@@ -155,7 +175,7 @@ pub(crate) fn fills_for(
                     {
                         continue;
                     }
-                    let f = child_f(i);
+                    let f = child_f(p, i);
                     if buckets.len() <= f {
                         buckets.resize_with(f + 1, Vec::new);
                     }
