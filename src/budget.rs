@@ -73,14 +73,23 @@ impl Budget {
             return Err(Error::new(
                 ErrorKind::SizeLimit,
                 format!(
-                    "{} stopped at the memory limit: it grew by {} MiB, more than {} MiB (raise \
+                    "{} stopped at the memory limit: it grew by {}, more than {} (raise \
                      Config::max_memory / --max-memory)",
                     self.what,
-                    grown >> 20,
-                    limit >> 20
+                    size(grown),
+                    size(limit)
                 ),
             ));
         }
         Ok(())
+    }
+}
+
+/// `bytes` for a message: in MiB from 1 MiB up, else in KiB.
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
     }
 }

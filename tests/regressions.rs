@@ -302,7 +302,8 @@ fn witness_limits_are_settings() {
 /// out-of-memory abort; `--max-memory` now stops it with an error, and the
 /// verdict of the cheaper emptiness check still stands. (That array's witness
 /// no longer grows; the shortest witness of `[` and 300 holes separated by
-/// commas still does.)
+/// commas still does, and a 230 KB array with a hole at its start grows
+/// past 1 MiB in the emptiness check.)
 #[test]
 fn memory_limit_stops_a_growing_search() {
     let dir = std::env::temp_dir().join(format!("cdiff-mem-{}", std::process::id()));
@@ -332,6 +333,11 @@ fn memory_limit_stops_a_growing_search() {
     );
     assert!(out.starts_with("completable\nwitness: not built"), "{out}");
     assert!(out.contains("memory limit"), "{out}");
+    // The emptiness check itself past the limit: a 230 KB array whose
+    // hole, at the start, may open a string running to the end.
+    let doc = serde_json::to_string(&(0..40000).collect::<Vec<u32>>()).unwrap();
+    let partial = serde_json::json!([&doc[..1], null, &doc[2..]]);
+    std::fs::write(&p, partial.to_string()).unwrap();
     let o = run("1M");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");

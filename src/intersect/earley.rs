@@ -85,7 +85,13 @@ struct Earley<'a> {
     /// Arena of list cells `(value, next)`: waiting items or end states.
     arena: Vec<(u64, u32)>,
     chart: Chart,
-    /// Completed triples whose waiting items are still to be woken.
+    /// The states the start reaches by ε-moves (the start included).
+    is_start: Vec<bool>,
+    /// Scratch for ε-closures: the states of the current one, and the
+    /// closure number that last visited each state.
+    closure: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
     /// Debug builds check that no item is made twice (see the module docs).
     #[cfg(debug_assertions)]
     made: crate::hash::FxSet<u64>,
@@ -123,10 +129,17 @@ pub(crate) fn search(
             goal: None,
         },
         wakes: Vec::new(),
+        is_start: vec![false; dfa.len()],
+        closure: Vec::new(),
+        stamp: vec![0; dfa.len()],
+        epoch: 0,
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
-    e.predict(dfa.start, g.start);
+    for s in dfa.closure(&[dfa.start]) {
+        e.is_start[s as usize] = true;
+        e.predict(s, g.start);
+    }
     loop {
         if stop_at_goal && e.chart.goal.is_some() {
             break;
@@ -156,11 +169,21 @@ pub(crate) fn search(
         if y < g.n_terms {
             let es = &dfa.edges[j as usize];
             let from = es.partition_point(|&(t, _)| t < y);
-            for &(t, k) in &es[from..] {
-                if t != y {
-                    break;
+            let to = es[from..].iter().take_while(|&&(t, _)| t == y);
+            if to.clone().all(|&(_, k)| dfa.eps[k as usize].is_empty()) {
+                for &(_, k) in to {
+                    e.advance(prod, dot, origin, k);
                 }
-                e.advance(prod, dot, origin, k);
+            } else {
+                // A terminal lands on its targets and on every state their
+                // ε-moves reach (each once); completions then end on all
+                // of them, so the ends of triples (and where items wait)
+                // are closed under ε-moves and nothing else follows them.
+                let land = e.close(to.map(|&(_, k)| k), budget)?;
+                for &k in &land {
+                    e.advance(prod, dot, origin, k);
+                }
+                e.closure = land;
             }
         } else {
             // Wait for y at j; use completions already known.
@@ -189,6 +212,49 @@ impl Earley<'_> {
         (a - self.g.n_terms) as u64 * self.n + s as u64
     }
 
+    /// The ε-closure of `from`, each state once, `from`'s first (taken from
+    /// the scratch vector: give it back to `self.closure` when done),
+    /// charged to `budget`.
+    fn close(
+        &mut self,
+        from: impl IntoIterator<Item = u32>,
+        budget: &mut Budget,
+    ) -> Result<Vec<u32>> {
+        let land = self.close_unbudgeted(from);
+        budget.spend(land.len() as u64)?;
+        Ok(land)
+    }
+
+    /// As [`Earley::close`], without charging: the caller's work is
+    /// proportional to the closure anyway.
+    fn close_unbudgeted(&mut self, from: impl IntoIterator<Item = u32>) -> Vec<u32> {
+        self.epoch += 1;
+        if self.epoch == u32::MAX {
+            self.stamp.iter_mut().for_each(|x| *x = 0);
+            self.epoch = 1;
+        }
+        let mut land = std::mem::take(&mut self.closure);
+        land.clear();
+        for k in from {
+            if self.stamp[k as usize] != self.epoch {
+                self.stamp[k as usize] = self.epoch;
+                land.push(k);
+            }
+        }
+        let mut i = 0;
+        while i < land.len() {
+            let s = land[i] as usize;
+            for &d in &self.dfa.eps[s] {
+                if self.stamp[d as usize] != self.epoch {
+                    self.stamp[d as usize] = self.epoch;
+                    land.push(d);
+                }
+            }
+            i += 1;
+        }
+        land
+    }
+
     /// Adds the item `(prod, 1, origin)` at `state`.
     fn add(&mut self, prod: u32, origin: u32, state: u32) {
         let it = item(prod, 1, origin, state);
@@ -204,7 +270,15 @@ impl Earley<'_> {
         let g = self.g;
         for &p in &g.prods_of[a as usize] {
             if g.prods[p as usize].2 == 0 {
+                // ε ends wherever ε-moves from `j` lead (see the scan).
                 self.complete(j, a, j);
+                if !self.dfa.eps[j as usize].is_empty() {
+                    let land = self.close_unbudgeted([j]);
+                    for &k in &land[1..] {
+                        self.complete(j, a, k);
+                    }
+                    self.closure = land;
+                }
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
@@ -228,7 +302,7 @@ impl Earley<'_> {
         if !self.chart.done.insert(self.chart.index(i, a, k)) {
             return;
         }
-        if a == self.g.start && i == self.dfa.start && self.dfa.finals[k as usize] {
+        if a == self.g.start && self.is_start[i as usize] && self.dfa.finals[k as usize] {
             self.chart.goal.get_or_insert(key(i, a, k));
         }
         let s = self.side(i, a);

@@ -184,7 +184,7 @@ impl Intersector {
         if dfa.is_empty() {
             return Ok(false);
         }
-        if self.nullable[self.start as usize] && dfa.finals[dfa.start as usize] {
+        if self.nullable[self.start as usize] && accepts_empty(dfa) {
             return Ok(true);
         }
         self.check_sizes(dfa)?;
@@ -212,7 +212,7 @@ impl Intersector {
         if dfa.is_empty() {
             return Ok(None);
         }
-        if self.nullable[self.start as usize] && dfa.finals[dfa.start as usize] {
+        if self.nullable[self.start as usize] && accepts_empty(dfa) {
             return Ok(Some(Vec::new()));
         }
         self.check_sizes(dfa)?;
@@ -222,4 +222,11 @@ impl Intersector {
         }
         shortest::witness(self, dfa, &chart, budget, max_terminals)
     }
+}
+
+/// Whether `dfa` accepts the empty word (a final state within ε-moves of the start).
+fn accepts_empty(dfa: &TokenNfa) -> bool {
+    dfa.closure(&[dfa.start])
+        .iter()
+        .any(|&s| dfa.finals[s as usize])
 }

@@ -49,17 +49,32 @@ pub(crate) fn witness(
 ) -> Result<Option<Vec<(u32, u32)>>> {
     let mut queue = Queue::default();
     let mut adj = Adjacency::default();
+    let mut is_start = vec![false; dfa.len()];
+    for s in dfa.closure(&[dfa.start]) {
+        is_start[s as usize] = true;
+    }
     let goal = |k: u64| -> bool {
         let (p, x, q) = unkey(k);
-        x == g.start && p == dfa.start && dfa.finals[q as usize]
+        x == g.start && is_start[p as usize] && dfa.finals[q as usize]
     };
     let allowed = |k: u64| -> bool {
         let (p, x, q) = unkey(k);
         x < g.n_terms || chart.is_done(p, x, q)
     };
+    // Terminal edges, each also ending where the ε-moves after it lead (as
+    // in phase 1, so triples only ever end on closed sets of states).
+    let mut land: Vec<u32> = Vec::new();
     for (p, es) in dfa.edges.iter().enumerate() {
         for &(t, q) in es {
             queue.offer(key(p as u32, t, q), 1, Reason::Edge);
+            if !dfa.eps[q as usize].is_empty() {
+                land.clear();
+                land.extend(dfa.closure(&[q]).into_iter().filter(|&r| r != q));
+                budget.spend(land.len() as u64)?;
+                for &r in &land {
+                    queue.offer(key(p as u32, t, r), 1, Reason::Edge);
+                }
+            }
         }
     }
     let mut done: Option<u64> = None;

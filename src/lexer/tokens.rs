@@ -90,7 +90,18 @@ fn unpack(c: Conf) -> (u32, u32) {
 /// carry all alignments of the following chunk that the hole could produce (a
 /// KMP-style set per state: quadratic on repetitive text). Kept apart, each
 /// chunk stays a chain and the automaton stays linear in the input; it is
-/// deterministic except where a hole may end. The automaton is trimmed (every
+/// deterministic except where a hole may end.
+///
+/// A closure also stops at the first hole it reaches: a lexeme still in
+/// progress when a hole ends continues through the hole state's ε-move to
+/// the closure after the hole (which may stop at the next hole, and so on).
+/// Without ε-moves each emission into a hole needs an edge to every state
+/// the lexeme after it can reach — in C++ a comment or string started in
+/// one hole can run through every later hole — so a canvas with `h` holes
+/// had about `h²·|terminals|` edges (240,000 on a 1 KB C++ canvas with 63
+/// holes, 80 ms to build). With them every state has a few successors per
+/// terminal and the size is linear in text and holes; the emptiness search
+/// follows ε-moves where a terminal lands. The automaton is trimmed (every
 /// state reachable and co-reachable; an empty language has no states) and
 /// numbered breadth-first from a single start with edges in terminal order,
 /// so it is canonical for a partial output and grammar.
@@ -102,12 +113,20 @@ pub struct TokenNfa {
     pub finals: Vec<bool>,
     /// Per state: outgoing `(terminal, target)` edges, sorted.
     pub edges: Vec<Vec<(u32, u32)>>,
+    /// Per state: the targets of its ε-moves, sorted. Only the start state
+    /// and hole states have them (a lexeme in progress leaving the hole),
+    /// and they always lead to a later position of the text, so they form
+    /// no cycle.
+    pub eps: Vec<Vec<u32>>,
     /// Per state: the first and last position of the partial output (bytes
     /// and holes, one position each) where its outgoing terminals are
     /// emitted. Used to realise a witness path as bytes without trying every
     /// alignment of terminals to positions.
     pub(crate) spans: Vec<Span>,
 }
+
+/// The label of an ε-move while the automaton is built.
+const EPS: u32 = u32::MAX;
 
 /// A range of positions `(first, last)`, inclusive.
 pub(crate) type Span = (u32, u32);
@@ -141,7 +160,7 @@ impl TokenNfa {
         if self.is_empty() {
             return false;
         }
-        let mut cur = vec![self.start];
+        let mut cur = self.closure(&[self.start]);
         for &t in word {
             let mut next: Vec<u32> = Vec::new();
             for &s in &cur {
@@ -149,14 +168,27 @@ impl TokenNfa {
                 let from = es.partition_point(|e| e.0 < t);
                 next.extend(es[from..].iter().take_while(|e| e.0 == t).map(|e| e.1));
             }
-            next.sort_unstable();
-            next.dedup();
             if next.is_empty() {
                 return false;
             }
-            cur = next;
+            cur = self.closure(&next);
         }
         cur.iter().any(|&s| self.finals[s as usize])
+    }
+
+    /// The states reachable from `states` by ε-moves (`states` included),
+    /// sorted.
+    pub fn closure(&self, states: &[u32]) -> Vec<u32> {
+        let mut seen = crate::hash::FxSet::default();
+        let mut stack: Vec<u32> = states.to_vec();
+        while let Some(s) = stack.pop() {
+            if seen.insert(s) {
+                stack.extend_from_slice(&self.eps[s as usize]);
+            }
+        }
+        let mut out: Vec<u32> = seen.into_iter().collect();
+        out.sort_unstable();
+        out
     }
 
     /// Builds the automaton of `partial` under `lexer`, spending at most `budget`.
@@ -169,17 +201,15 @@ impl TokenNfa {
     ) -> Result<TokenNfa> {
         let layout = Layout::new(partial)?;
         let mut view = HoleView::new(cache, lexer);
-        let mut exits: FxMap<(u32, u32), Targets> = FxMap::default();
         let end = layout.end();
         let mut b = Builder {
             lx: lexer,
             layout: &layout,
             seen: FxSet::default(),
             stack: Vec::new(),
-            fresh_bits: Vec::new(),
         };
         let mut nodes = Nodes::default();
-        // Node 0: a virtual start whose edges are those of the start closure's states.
+        // Node 0: a virtual start with ε-moves to the start closure's states.
         nodes.kinds.push(Node::Start);
         let start_set = b.closure(&[conf(0, lexer.start)], budget)?;
         let start_targets = nodes.intern_set(start_set, &mut view, &b, max_states)?;
@@ -197,7 +227,11 @@ impl TokenNfa {
             budget.spend(1)?;
             let mut fin = false;
             match &nodes.kinds[id] {
-                Node::Start => {}
+                Node::Start => {
+                    finals.push(false);
+                    edges.push(start_targets.iter().map(|&n| (EPS, n)).collect());
+                    continue;
+                }
                 Node::Chunk(set) => {
                     for &c in set {
                         let (p, l) = unpack(c);
@@ -206,32 +240,27 @@ impl TokenNfa {
                     }
                 }
                 &Node::Hole(p, set) => {
-                    // Hole to hole: the grammar's cached hole DFA; hole to
-                    // chunk: the exits of the target set, once per check.
+                    // Emissions inside the hole: the grammar's cached hole
+                    // DFA. Leaving the hole with the lexeme in progress: one
+                    // ε-move to the closure after it, instead of an edge on
+                    // every terminal into it (and through it into every later
+                    // hole a lexeme can span), which made the automaton
+                    // quadratic in the holes.
                     let trans = view.transitions(set, b.keep_after(p));
-                    let mut out: Vec<(u32, u32)> = Vec::with_capacity(2 * trans.len());
+                    let mut out: Vec<(u32, u32)> = Vec::with_capacity(trans.len());
                     for &(t, next) in trans.iter() {
                         out.push((t, nodes.intern(Node::Hole(p, next), max_states)?));
-                        let ex = match exits.get(&(p, next)) {
-                            Some(ex) => ex.clone(),
-                            None => {
-                                let bits = view.bits(next);
-                                let keep = b.keep_after(p);
-                                let seeds: Vec<Conf> = ones(&bits)
-                                    .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
-                                    .map(|l| conf(p + 1, l))
-                                    .collect();
-                                let set = b.closure(&seeds, budget)?;
-                                let ex = nodes.intern_set(set, &mut view, &b, max_states)?;
-                                exits.insert((p, next), ex.clone());
-                                ex
-                            }
-                        };
-                        out.extend(ex.iter().map(|&n| (t, n)));
                     }
-                    out.sort_unstable();
-                    out.dedup();
                     budget.spend(out.len() as u64)?;
+                    let bits = view.bits(set);
+                    let keep = b.keep_after(p);
+                    let seeds: Vec<Conf> = ones(&bits)
+                        .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
+                        .map(|l| conf(p + 1, l))
+                        .collect();
+                    let after = b.closure(&seeds, budget)?;
+                    let after = nodes.intern_set(after, &mut view, &b, max_states)?;
+                    out.extend(after.iter().map(|&n| (EPS, n)));
                     finals.push(false);
                     edges.push(out);
                     continue;
@@ -241,22 +270,9 @@ impl TokenNfa {
             finals.push(fin);
             edges.push(out);
         }
-        // The virtual start: union of the start closure's states.
-        let mut start_edges: Vec<(u32, u32)> = Vec::new();
-        let mut start_final = false;
-        for &n in &start_targets {
-            start_edges.extend_from_slice(&edges[n as usize]);
-            start_final |= finals[n as usize];
-        }
-        start_edges.sort_unstable();
-        start_edges.dedup();
-        edges[0] = start_edges;
-        finals[0] = start_final;
         let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
-        let mut spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
-        spans[0] = start_targets
-            .iter()
-            .fold(NO_SPAN, |acc, &n| join(acc, spans[n as usize]));
+        let spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
+        // Until the automaton is trimmed, ε-moves are edges labelled `EPS`.
         let (finals, edges, spans) = reduce(&keys, &finals, &edges, &spans, budget)?;
         Ok(trim(&finals, &edges, &spans))
     }
@@ -564,7 +580,7 @@ impl Nodes {
 }
 
 /// Keeps the states reachable from 0 that can reach a final state,
-/// renumbered breadth-first.
+/// renumbered breadth-first; edges labelled [`EPS`] become the ε-moves.
 fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
@@ -601,6 +617,7 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
             start: 0,
             finals: Vec::new(),
             edges: Vec::new(),
+            eps: Vec::new(),
             spans: Vec::new(),
         };
     }
@@ -609,11 +626,12 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
     let mut order = vec![0u32];
     let mut head = 0;
     let mut out_edges = Vec::new();
+    let mut out_eps = Vec::new();
     let mut out_finals = Vec::new();
     while head < order.len() {
         let s = order[head] as usize;
         head += 1;
-        let mut es = Vec::new();
+        let (mut es, mut ee) = (Vec::new(), Vec::new());
         for &(t, d) in &edges[s] {
             if !alive[d as usize] {
                 continue;
@@ -622,15 +640,20 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
                 new_id[d as usize] = order.len() as u32;
                 order.push(d);
             }
-            es.push((t, new_id[d as usize]));
+            match t {
+                EPS => ee.push(new_id[d as usize]),
+                _ => es.push((t, new_id[d as usize])),
+            }
         }
         out_edges.push(es);
+        out_eps.push(ee);
         out_finals.push(finals[s]);
     }
     TokenNfa {
         start: 0,
         finals: out_finals,
         edges: out_edges,
+        eps: out_eps,
         spans: order.iter().map(|&s| spans[s as usize]).collect(),
     }
 }
@@ -665,8 +688,6 @@ struct Builder<'a> {
     layout: &'a Layout,
     seen: FxSet<Conf>,
     stack: Vec<Conf>,
-    /// Scratch bitset of [`Builder::closure`].
-    fresh_bits: Vec<u64>,
 }
 
 impl Builder<'_> {
@@ -689,21 +710,28 @@ impl Builder<'_> {
         }
     }
 
-    /// ε-closure: byte steps (forced in chunks, free in holes), hole exits and
-    /// skips of ignored lexemes. Inside a hole, the precomputed hole closure of
-    /// each entering L-state is or-ed into the hole's bitset at once.
+    /// ε-closure within one segment of the text: byte steps (forced in
+    /// chunks) and skips of ignored lexemes, up to the end or the first hole.
+    /// A hole stops it: its part is the set of lexer states reachable inside
+    /// it (the precomputed hole closure of each entering L-state, or-ed into
+    /// the hole's bitset at once); leaving the hole is the hole state's
+    /// ε-move, built when that state is.
     fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<ConfSet> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
-        self.seen.clear();
+        // Clearing a hash set costs its capacity: after one huge closure (a
+        // string that may run from a hole to the end of a 1 MB text) every
+        // later clear would cost as much.
+        if self.seen.capacity() > 4096 {
+            self.seen = FxSet::default();
+        } else {
+            self.seen.clear();
+        }
         self.stack.clear();
         let mut holes: Vec<(u32, Vec<u64>)> = Vec::new();
         let mut chunk = Confs::new();
         self.stack.extend(seeds.iter().rev());
-        let fresh_bits = &mut self.fresh_bits;
-        fresh_bits.clear();
-        fresh_bits.resize(w, 0);
         while let Some(c) = self.stack.pop() {
             budget.spend(1)?;
             let (p, l) = unpack(c);
@@ -719,27 +747,10 @@ impl Builder<'_> {
                 if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
                     continue;
                 }
-                let clo = lx.hole_closure(l);
-                for i in 0..w {
-                    fresh_bits[i] = clo[i] & !bits[i];
-                    bits[i] |= clo[i];
+                for (b, c) in bits.iter_mut().zip(lx.hole_closure(l)) {
+                    *b |= c;
                 }
                 budget.spend(w as u64)?;
-                // Newly reached states may leave the hole. Only those that
-                // survive the next byte matter (ending a lexeme right at the
-                // hole's end happens inside the hole), or, at the end of the
-                // text, those between lexemes.
-                let keep = if p + 1 == end {
-                    &lx.fresh_set[..]
-                } else {
-                    lx.live_on(self.layout.byte(p + 1))
-                };
-                for i in 0..w {
-                    fresh_bits[i] &= keep[i];
-                }
-                for l2 in ones(fresh_bits) {
-                    self.stack.push(conf(p + 1, l2));
-                }
                 continue;
             }
             if !self.seen.insert(c) {
