@@ -22,6 +22,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// The system allocator, counting the bytes in use.
@@ -40,7 +41,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: forwarded as is.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+            grow(layout.size());
             if !INSTALLED.load(Ordering::Relaxed) {
                 INSTALLED.store(true, Ordering::Relaxed);
             }
@@ -58,7 +59,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: forwarded as is.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+            grow(layout.size());
             INSTALLED.store(true, Ordering::Relaxed);
         }
         p
@@ -68,11 +69,34 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: forwarded as is.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            IN_USE.fetch_add(new_size, Ordering::Relaxed);
+            grow(new_size);
             IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
         }
         p
     }
+}
+
+/// Counts `n` more bytes in use and raises the peak (a plain load in the
+/// common case where it is not exceeded).
+#[inline]
+fn grow(n: usize) {
+    let now = IN_USE.fetch_add(n, Ordering::Relaxed) + n;
+    if now > PEAK.load(Ordering::Relaxed) {
+        PEAK.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
+/// The most bytes in use since the last [`reset_peak`] (or the start), when
+/// [`CountingAlloc`] is the global allocator.
+pub fn peak() -> Option<usize> {
+    INSTALLED
+        .load(Ordering::Relaxed)
+        .then(|| PEAK.load(Ordering::Relaxed))
+}
+
+/// Starts a new peak measurement from the bytes in use now.
+pub fn reset_peak() {
+    PEAK.store(IN_USE.load(Ordering::Relaxed), Ordering::Relaxed);
 }
 
 /// Bytes in use, when [`CountingAlloc`] is the global allocator.

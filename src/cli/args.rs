@@ -560,6 +560,30 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LO..HI", default_value = "1..3", value_parser = parse_holes)]
     pub holes: (usize, usize),
 
+    /// Mask a diffusion canvas instead: about this fraction of each
+    /// document's bytes (0 to 1), in random spans of 1 to 8 bytes merged where
+    /// they touch (replaces `--holes`).
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub canvas: Option<f64>,
+
+    /// Make each case's document at least this many bytes long by joining
+    /// random documents of the corpus with `--join`, inside `--prefix` and
+    /// `--suffix` (e.g. `--join , --prefix [ --suffix ]` for JSON).
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<usize>,
+
+    /// The separator of joined documents (with `--size`).
+    #[arg(long, value_name = "TEXT", default_value = "\n", requires = "size")]
+    pub join: String,
+
+    /// Text before the joined documents (with `--size`).
+    #[arg(long, value_name = "TEXT", default_value = "", requires = "size")]
+    pub prefix: String,
+
+    /// Text after the joined documents (with `--size`).
+    #[arg(long, value_name = "TEXT", default_value = "", requires = "size")]
+    pub suffix: String,
+
     /// Number of cases.
     #[arg(long, value_name = "N", default_value_t = 300)]
     pub samples: usize,
@@ -778,6 +802,14 @@ pub struct EvalReportArgs {
 pub const MAX_HOLES: usize = 64;
 
 /// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
+/// A number from 0 to 1.
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
+}
+
 fn parse_holes(s: &str) -> Result<(usize, usize), String> {
     let num = |t: &str| {
         t.trim()

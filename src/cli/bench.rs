@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use cdiff::recognize::Recognizer;
-use cdiff::rng::{pick_spans, SplitMix64};
+use cdiff::rng::{mask_spans, pick_spans, SplitMix64};
 use cdiff::Partial;
 
 use super::args::BenchArgs;
@@ -58,15 +58,37 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
     let mut check_t = Vec::with_capacity(a.samples.min(1 << 16));
     let mut full_t = Vec::with_capacity(a.samples.min(1 << 16));
     let (mut n_ok, mut doc_len, mut holes) = (0usize, 0usize, 0usize);
+    let mut peak = 0usize;
     let mut failures = Vec::new();
     for case in 0..a.samples {
-        let doc = &docs[rng.below(docs.len() as u64) as usize];
-        let k = lo + rng.below((hi - lo + 1) as u64) as usize;
-        let spans = pick_spans(doc.bytes.len(), k, &mut rng);
+        let joined;
+        let doc = match a.size {
+            None => &docs[rng.below(docs.len() as u64) as usize],
+            Some(size) => {
+                joined = join_docs(&docs, size, a, &mut rng);
+                if !matches!(recognizer.accepts(&joined.bytes), Ok(true)) {
+                    return Err(CliError::Input(format!(
+                        "case {case}: the grammar does not accept {} (check --join, --prefix, \
+                         --suffix)",
+                        joined.name
+                    )));
+                }
+                &joined
+            }
+        };
+        let spans = match a.canvas {
+            Some(fraction) => mask_spans(doc.bytes.len(), fraction, 8, &mut rng),
+            None => {
+                let k = lo + rng.below((hi - lo + 1) as u64) as usize;
+                pick_spans(doc.bytes.len(), k, &mut rng)
+            }
+        };
         let p = Partial::cut(&doc.bytes, &spans);
         doc_len += doc.bytes.len();
         holes += p.n_holes();
 
+        let before = cdiff::memory::allocated().unwrap_or(0);
+        cdiff::memory::reset_peak();
         let t = Instant::now();
         let fast = c.check(&p).map_err(|e| case_err(case, doc, &spans, e))?;
         check_t.push(t.elapsed());
@@ -75,6 +97,8 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
             .completable(&p)
             .map_err(|e| case_err(case, doc, &spans, e))?;
         full_t.push(t.elapsed());
+        let grown = cdiff::memory::peak().unwrap_or(0).saturating_sub(before);
+        peak = peak.max(grown);
 
         let problem = match (fast, verdict.completion()) {
             (true, Some(done)) => match recognizer.accepts(&done.text) {
@@ -118,7 +142,9 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
         mean_doc_len: doc_len as f64 / n,
         samples: a.samples,
         holes: a.holes,
+        canvas: a.canvas,
         mean_holes: holes as f64 / n,
+        peak_mib: peak as f64 / (1 << 20) as f64,
         seed: a.seed,
         check: Stats::of(&check_t),
         completable: Stats::of(&full_t),
@@ -141,6 +167,25 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
             a.samples,
             failures[0]
         )))
+    }
+}
+
+/// A document of at least `size` bytes: random corpus documents joined with
+/// `--join`, inside `--prefix` and `--suffix`.
+fn join_docs(docs: &[Doc], size: usize, a: &BenchArgs, rng: &mut SplitMix64) -> Doc {
+    let mut bytes = a.prefix.as_bytes().to_vec();
+    let mut n = 0;
+    while n == 0 || bytes.len() + a.suffix.len() < size {
+        if n > 0 {
+            bytes.extend_from_slice(a.join.as_bytes());
+        }
+        bytes.extend_from_slice(&docs[rng.below(docs.len() as u64) as usize].bytes);
+        n += 1;
+    }
+    bytes.extend_from_slice(a.suffix.as_bytes());
+    Doc {
+        name: format!("{n} joined documents ({} bytes)", bytes.len()),
+        bytes,
     }
 }
 
@@ -273,7 +318,10 @@ struct Report {
     mean_doc_len: f64,
     samples: usize,
     holes: (usize, usize),
+    canvas: Option<f64>,
     mean_holes: f64,
+    /// The most memory one case's check and completable added, in MiB.
+    peak_mib: f64,
     seed: u64,
     check: Stats,
     completable: Stats,
@@ -293,7 +341,9 @@ impl Report {
             "mean_doc_len": (self.mean_doc_len * 10.0).round() / 10.0,
             "samples": self.samples,
             "holes": [self.holes.0, self.holes.1],
+            "canvas": self.canvas,
             "mean_holes": (self.mean_holes * 100.0).round() / 100.0,
+            "peak_mib": (self.peak_mib * 100.0).round() / 100.0,
             "seed": self.seed,
             "check_micros": self.check.json(),
             "completable_micros": self.completable.json(),
@@ -318,10 +368,14 @@ impl Report {
             self.n_docs,
             self.mean_doc_len
         )?;
+        let cut = match self.canvas {
+            Some(f) => format!("{:.0} % masked in 1-8 byte spans", f * 100.0),
+            None => format!("{}..{} spans cut", self.holes.0, self.holes.1),
+        };
         writeln!(
             out,
-            "cases        {} ({}..{} spans cut, mean {:.2} holes), seed {}",
-            self.samples, self.holes.0, self.holes.1, self.mean_holes, self.seed
+            "cases        {} ({cut}, mean {:.2} holes), seed {}; peak memory {:.2} MiB",
+            self.samples, self.mean_holes, self.seed, self.peak_mib
         )?;
         writeln!(
             out,
