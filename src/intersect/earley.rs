@@ -225,8 +225,7 @@ impl Earley<'_> {
         Ok(land)
     }
 
-    /// As [`Earley::close`], without charging: the caller's work is
-    /// proportional to the closure anyway.
+    /// As [`Earley::close`], without charging.
     fn close_unbudgeted(&mut self, from: impl IntoIterator<Item = u32>) -> Vec<u32> {
         self.epoch += 1;
         if self.epoch == u32::MAX {
@@ -270,15 +269,12 @@ impl Earley<'_> {
         let g = self.g;
         for &p in &g.prods_of[a as usize] {
             if g.prods[p as usize].2 == 0 {
-                // ε ends wherever ε-moves from `j` lead (see the scan).
+                // Only at `j`, not along ε-moves from it: every item that
+                // waits at `j` after a terminal also waits at the states
+                // its ε-moves reach, and predicts there; so no triple needs
+                // to start with an ε-move, and every triple's word is
+                // nonempty or its ends equal — the triples phase 2 builds.
                 self.complete(j, a, j);
-                if !self.dfa.eps[j as usize].is_empty() {
-                    let land = self.close_unbudgeted([j]);
-                    for &k in &land[1..] {
-                        self.complete(j, a, k);
-                    }
-                    self.closure = land;
-                }
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
