@@ -9,6 +9,14 @@
 //! item that starts waiting looks there first. The fixpoint is reached with a
 //! worklist; each item and triple is handled once.
 //!
+//! The worklist hands out the item at the highest-numbered state first
+//! (states are numbered breadth-first, so roughly the furthest into the
+//! text): a race to the end, which [`check`](crate::Constraint::check) stops
+//! at the goal. Order does not change the fixpoint, but on canvases with
+//! many holes it decides how much of it is built before the goal: in a plain
+//! LIFO order a 1 KB C++ canvas with 68 holes built 1.2 million items
+//! (0.45 s) before the goal, and 2 ms of work in this order.
+//!
 //! No set of items is kept: an item with the dot after its first symbol is
 //! made by exactly one (dot-0 item, edge) or (dot-0 item, completed triple)
 //! pair, because dot-0 items are made once per prediction, edges and triples
@@ -17,7 +25,7 @@
 //! or when the completion's wake reaches it (the item waited before the
 //! completion: a wake skips waiting cells newer than its completion).
 
-use super::table::{Heads, KeySet, NIL};
+use super::table::{Heads, KeySet, MaxQueue, NIL};
 use super::{key, Intersector};
 use crate::budget::Budget;
 use crate::error::Result;
@@ -75,7 +83,7 @@ struct Earley<'a> {
     dfa: &'a TokenNfa,
     /// Automaton states, for the table indices.
     n: u64,
-    work: Vec<u64>,
+    work: MaxQueue,
     /// Predicted `(nonterminal, state)` pairs.
     predicted: KeySet,
     /// (nonterminal, state) → head of the list of items waiting there.
@@ -117,7 +125,7 @@ pub(crate) fn search(
         n,
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
-        work: Vec::new(),
+        work: MaxQueue::new(dfa.len()),
         predicted: KeySet::new(nts * n, cap(16, dfa.len())),
         waiting: Heads::new(nts * n, cap(32, dfa.len())),
         ends: Heads::new(nts * n, cap(16, dfa.len())),
@@ -259,7 +267,7 @@ impl Earley<'_> {
         let it = item(prod, 1, origin, state);
         #[cfg(debug_assertions)]
         assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
-        self.work.push(it);
+        self.work.push(state, it);
     }
 
     fn predict(&mut self, j: u32, a: u32) {
@@ -278,7 +286,7 @@ impl Earley<'_> {
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
-                self.work.push(item(p, 0, j, j));
+                self.work.push(j, item(p, 0, j, j));
             }
         }
     }

@@ -95,8 +95,69 @@ impl Heads {
     }
 }
 
+/// A work list that pops an entry of the highest key first (keys below a
+/// bound fixed up front; entries of one key in LIFO order): a bucket per key
+/// and two levels of bitsets over the nonempty buckets, so a push is O(1)
+/// and a pop finds the next nonempty bucket in a few word operations.
+pub(crate) struct MaxQueue {
+    buckets: Vec<Vec<u64>>,
+    /// Bit `k` set: bucket `k` is nonempty.
+    words: Vec<u64>,
+    /// Bit `w` set: `words[w]` is nonzero.
+    summary: Vec<u64>,
+    /// No summary word above this one is nonzero.
+    top: usize,
+}
+
+impl MaxQueue {
+    /// An empty queue for keys below `bound`.
+    pub(crate) fn new(bound: usize) -> MaxQueue {
+        let words = bound.div_ceil(64);
+        MaxQueue {
+            buckets: vec![Vec::new(); bound],
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            top: 0,
+        }
+    }
+
+    /// Adds `value` under `key`.
+    #[inline]
+    pub(crate) fn push(&mut self, key: u32, value: u64) {
+        let k = key as usize;
+        self.buckets[k].push(value);
+        self.words[k / 64] |= 1 << (k % 64);
+        self.summary[k / 4096] |= 1 << ((k / 64) % 64);
+        self.top = self.top.max(k / 4096);
+    }
+
+    /// Removes and returns a value of the highest key.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u64> {
+        while self.top > 0 && self.summary[self.top] == 0 {
+            self.top -= 1;
+        }
+        let s = self.top;
+        if self.summary.get(s).is_none_or(|&x| x == 0) {
+            return None;
+        }
+        let w = s * 64 + (63 - self.summary[s].leading_zeros() as usize);
+        let k = w * 64 + (63 - self.words[w].leading_zeros() as usize);
+        let bucket = &mut self.buckets[k];
+        let value = bucket.pop();
+        if bucket.is_empty() {
+            self.words[w] &= !(1 << (k % 64));
+            if self.words[w] == 0 {
+                self.summary[s] &= !(1 << (w % 64));
+            }
+        }
+        value
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::MaxQueue;
     use super::*;
 
     #[test]
@@ -113,5 +174,29 @@ mod tests {
             h.set(bound - 1, 9);
             assert_eq!((h.get(7), h.get(bound - 1)), (3, 9));
         }
+    }
+
+    #[test]
+    fn max_queue_pops_the_highest_key_first() {
+        let mut q = MaxQueue::new(10_000);
+        assert_eq!(q.pop(), None);
+        let keys = [5u32, 9_999, 0, 4_096, 4_095, 64, 63, 9_999, 5];
+        for (i, &k) in keys.iter().enumerate() {
+            q.push(k, i as u64);
+        }
+        let mut want: Vec<(u32, u64)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u64))
+            .collect();
+        // Highest key first; within a key, the latest first.
+        want.sort_by(|a, b| b.cmp(a));
+        for (_, v) in want {
+            assert_eq!(q.pop(), Some(v));
+        }
+        assert_eq!(q.pop(), None);
+        q.push(3, 7);
+        assert_eq!(q.pop(), Some(7));
+        assert_eq!(MaxQueue::new(0).pop(), None);
     }
 }
