@@ -42,6 +42,11 @@ impl Budget {
         }
     }
 
+    /// The units left.
+    pub(crate) fn left(&self) -> u64 {
+        self.left
+    }
+
     /// Spends `n` units.
     #[inline]
     pub(crate) fn spend(&mut self, n: u64) -> Result<()> {

@@ -30,16 +30,26 @@ pub struct Config {
     pub max_witness_terminals: u32,
     /// Longest witness text built, in bytes (checked as the text is made).
     pub max_witness_bytes: usize,
-    /// Whether the witness has the fewest terminals of all completions
-    /// (default: the search runs to its fixpoint before the witness is
-    /// extracted). When false, phase 1 stops at its first complete
-    /// derivation and the witness is the shortest among the derivations
-    /// found by then: a valid completion, but in the differential tests
-    /// 1–33 % of them had more terminals than the shortest. Measured on C++
-    /// and JSON partial outputs, the exact witness was not slower (often
-    /// faster: it tends to be found sooner in phase 2). [`Constraint::check`]
-    /// always stops at the first derivation.
+    /// Whether the search tries to prove the witness shortest (fewest
+    /// terminals of all completions) by running to its fixpoint before the
+    /// witness is extracted, within [`Config::witness_effort`]. When false,
+    /// or when the fixpoint would cost more, the search stops at its first
+    /// complete derivation and the witness is the shortest among the
+    /// derivations found by then: a valid completion, but in the
+    /// differential tests 1–33 % of them had more terminals than the
+    /// shortest. [`Completion::shortest`] says which one a witness is.
+    /// [`Constraint::check`] always stops at the first derivation.
     pub shortest_witness: bool,
+    /// How much more work than finding the first derivation the search may
+    /// spend to reach its fixpoint for a shortest witness, as a multiple
+    /// (plus 50,000 units; `u64::MAX`: no limit). Default 2. On partial
+    /// outputs with a few holes the fixpoint costs about as much as the
+    /// first derivation and the witness is the shortest (all of 200 C++
+    /// functions with 1–3 holes); on a canvas with tens of holes it can cost
+    /// a thousand times more (every hole can complete almost every symbol
+    /// started at every earlier hole), and the witness is found in a few
+    /// times the time of [`Constraint::check`] instead.
+    pub witness_effort: u64,
     /// Bytes one check may add to the memory in use before it stops with a
     /// size-limit error (`None`: no limit; model weights and other data
     /// held before the check do not count). Enforced only in programs that
@@ -59,6 +69,7 @@ impl Default for Config {
             max_witness_bytes: 64 << 20,
             max_memory: None,
             shortest_witness: true,
+            witness_effort: 2,
         }
     }
 }
@@ -72,6 +83,9 @@ pub struct Completion {
     pub text: Vec<u8>,
     /// The terminal sequence the completed text lexes to.
     pub terminals: Vec<u32>,
+    /// Whether no completion has fewer terminals (see
+    /// [`Config::shortest_witness`]).
+    pub shortest: bool,
 }
 
 /// The answer of a completability check.
@@ -231,8 +245,11 @@ impl Constraint {
         );
         let nfa = self.automaton(partial, &mut budget)?;
         let limit = self.config.max_witness_terminals;
-        let shortest = self.config.shortest_witness;
-        let Some(path) = self.search.witness(&nfa, &mut budget, limit, shortest)? else {
+        let effort = self
+            .config
+            .shortest_witness
+            .then_some(self.config.witness_effort);
+        let Some((path, shortest)) = self.search.witness(&nfa, &mut budget, limit, effort)? else {
             return Ok(Verdict::NotCompletable);
         };
         let word: Vec<u32> = path.iter().map(|&(t, _)| t).collect();
@@ -259,6 +276,7 @@ impl Constraint {
             fills,
             text,
             terminals: word,
+            shortest,
         }))
     }
 }

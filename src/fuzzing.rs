@@ -36,6 +36,7 @@ fn small() -> Config {
         max_witness_bytes: 1 << 20,
         max_memory: None,
         shortest_witness: true,
+        witness_effort: 2,
     }
 }
 

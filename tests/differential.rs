@@ -217,7 +217,12 @@ fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
 fn run_case(case: &Case) {
     let g = Grammar::from_lark(case.grammar, None).unwrap_or_else(|e| panic!("{}: {e}", case.name));
     let rec = Recognizer::new(&g).unwrap();
-    let c = Constraint::compile(&g).unwrap();
+    let exact = cdiff::Config {
+        witness_effort: u64::MAX,
+        ..cdiff::Config::default()
+    };
+    let c = Constraint::with_config(&g, exact).unwrap();
+    let bounded = Constraint::compile(&g).unwrap();
     let first = Constraint::with_config(
         &g,
         cdiff::Config {
@@ -275,6 +280,10 @@ fn run_case(case: &Case) {
                         done.terminals.len()
                     );
                 }
+                assert!(done.shortest, "{}", show(&p));
+                // The default effort reaches the fixpoint on inputs this small.
+                let by_default = bounded.completable(&p).unwrap();
+                assert_eq!(by_default.completion(), Some(&done), "{}", show(&p));
                 let quick = first.completable(&p).unwrap();
                 let quick = quick.completion().expect("same verdict");
                 assert!(rec.accepts(&quick.text).unwrap(), "{}", show(&p));

@@ -802,6 +802,16 @@ pub struct EvalReportArgs {
 pub const MAX_HOLES: usize = 64;
 
 /// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
+/// A multiple, or `max` for no limit.
+fn parse_effort(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "max" => Ok(u64::MAX),
+        t => t
+            .parse::<u64>()
+            .map_err(|_| format!("`{s}` is not a whole number or `max`")),
+    }
+}
+
 /// A number from 0 to 1.
 fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -867,10 +877,16 @@ pub struct LimitArgs {
     #[arg(long, value_name = "BYTES")]
     pub max_witness_bytes: Option<usize>,
 
-    /// Take the first witness the search meets instead of the one with the
-    /// fewest terminals (the default runs the search to its fixpoint first).
-    #[arg(long)]
+    /// Take the first witness the search meets instead of trying for the
+    /// one with the fewest terminals.
+    #[arg(long, conflicts_with = "witness_effort")]
     pub first_witness: bool,
+
+    /// How much more work than finding a first witness the search may spend
+    /// to prove a witness shortest, as a multiple (default 2; `max`: no
+    /// limit). The output says whether the witness is the shortest.
+    #[arg(long, value_name = "N|max", value_parser = parse_effort)]
+    pub witness_effort: Option<u64>,
 
     /// Memory one check may add (e.g. 512M, 4G; default 4G; 0: no limit).
     /// Past it the check stops with an error instead of exhausting memory.

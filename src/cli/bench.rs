@@ -59,6 +59,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
     let mut full_t = Vec::with_capacity(a.samples.min(1 << 16));
     let (mut n_ok, mut doc_len, mut holes) = (0usize, 0usize, 0usize);
     let mut peak = 0usize;
+    let mut n_shortest = 0usize;
     let mut failures = Vec::new();
     for case in 0..a.samples {
         let joined;
@@ -100,6 +101,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
         let grown = cdiff::memory::peak().unwrap_or(0).saturating_sub(before);
         peak = peak.max(grown);
 
+        n_shortest += usize::from(verdict.completion().is_some_and(|d| d.shortest));
         let problem = match (fast, verdict.completion()) {
             (true, Some(done)) => match recognizer.accepts(&done.text) {
                 Ok(true) => None,
@@ -149,6 +151,7 @@ pub fn run(a: &BenchArgs) -> Result<(), CliError> {
         check: Stats::of(&check_t),
         completable: Stats::of(&full_t),
         n_completable: n_ok,
+        n_shortest,
     };
     let mut out = io::stdout().lock();
     if a.json {
@@ -326,6 +329,8 @@ struct Report {
     check: Stats,
     completable: Stats,
     n_completable: usize,
+    /// Witnesses proven shortest.
+    n_shortest: usize,
 }
 
 impl Report {
@@ -348,6 +353,7 @@ impl Report {
             "check_micros": self.check.json(),
             "completable_micros": self.completable.json(),
             "completable": self.n_completable,
+            "shortest": self.n_shortest,
         })
     }
 
@@ -391,8 +397,8 @@ impl Report {
         }
         writeln!(
             out,
-            "completable  {} of {}",
-            self.n_completable, self.samples
+            "completable  {} of {} ({} witnesses proven shortest)",
+            self.n_completable, self.samples, self.n_shortest
         )
     }
 }

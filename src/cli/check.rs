@@ -283,6 +283,9 @@ impl Outcome {
             ("text", done.map_or(Value::Null, |d| lossy(&d.text))),
             ("micros", Value::from(round3(self.micros))),
         ];
+        if let Some(d) = done {
+            f.push(("shortest", Value::Bool(d.shortest)));
+        }
         if let Some(r) = self.recognizer {
             f.push(("recognizer", Value::Bool(r)));
         }
@@ -308,6 +311,13 @@ fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
                 .enumerate()
             {
                 writeln!(out, "hole {}: {:?}", i + 1, String::from_utf8_lossy(fill))?;
+            }
+            if !d.shortest {
+                writeln!(
+                    out,
+                    "witness: the first found, not proven shortest (--witness-effort max to try \
+                     harder)"
+                )?;
             }
         }
         None => match &o.witness_refused {

@@ -224,6 +224,9 @@ fn config(limits: Option<&args::LimitArgs>) -> Config {
         return c;
     };
     c.shortest_witness = !l.first_witness;
+    if let Some(e) = l.witness_effort {
+        c.witness_effort = e;
+    }
     if let Some(m) = l.max_memory {
         c.max_memory = (m > 0).then_some(m);
     }

@@ -36,6 +36,7 @@ use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
+use earley::Until;
 
 /// A grammar indexed for the emptiness search. Built once per grammar.
 #[derive(Clone, Debug)]
@@ -188,39 +189,50 @@ impl Intersector {
             return Ok(true);
         }
         self.check_sizes(dfa)?;
-        Ok(earley::search(self, dfa, budget, true)?.goal.is_some())
+        Ok(earley::search(self, dfa, budget, Until::Goal)?
+            .goal
+            .is_some())
     }
 
     /// Decides whether some word of the grammar is accepted by `dfa`; if so,
-    /// returns a shortest such word (a terminal sequence), each terminal with
-    /// the state of `dfa` it leaves on one accepting path.
+    /// returns a shortest such word among those phase 1 found (a terminal
+    /// sequence, each terminal with the state of `dfa` it leaves on one
+    /// accepting path) and whether it is a shortest of all.
+    ///
+    /// With `effort` `None`, phase 1 stops at its first goal; the witness is
+    /// then the shortest among the triples completed by then (often, not
+    /// always, the shortest of all; cheapest). With `Some(f)`, phase 1 goes
+    /// on to its fixpoint unless that costs more than `f` times the work that
+    /// found the goal (plus a floor of 50,000 units): a fixpoint makes the
+    /// witness the shortest of all.
     ///
     /// # Errors
     /// As [`Intersector::check`].
-    /// A witness longer than `max_terminals` is a size-limit error. With
-    /// `shortest`, phase 1 runs to its fixpoint so that the witness has the
-    /// fewest terminals of all words; without, phase 1 stops at the first
-    /// goal and the witness is the shortest among the triples completed by
-    /// then (usually, not always, the shortest of all; cheaper).
+    /// A witness longer than `max_terminals` is a size-limit error.
     pub(crate) fn witness(
         &self,
         dfa: &TokenNfa,
         budget: &mut Budget,
         max_terminals: u32,
-        shortest: bool,
-    ) -> Result<Option<Vec<(u32, u32)>>> {
+        effort: Option<u64>,
+    ) -> Result<Option<(Vec<(u32, u32)>, bool)>> {
         if dfa.is_empty() {
             return Ok(None);
         }
         if self.nullable[self.start as usize] && accepts_empty(dfa) {
-            return Ok(Some(Vec::new()));
+            return Ok(Some((Vec::new(), true)));
         }
         self.check_sizes(dfa)?;
-        let chart = earley::search(self, dfa, budget, !shortest)?;
+        let until = match effort {
+            None => Until::Goal,
+            Some(effort) => Until::Fixpoint { effort },
+        };
+        let chart = earley::search(self, dfa, budget, until)?;
         if chart.goal.is_none() {
             return Ok(None);
         }
-        shortest::witness(self, dfa, &chart, budget, max_terminals)
+        let word = shortest::witness(self, dfa, &chart, budget, max_terminals)?;
+        Ok(word.map(|w| (w, chart.fixpoint)))
     }
 }
 

@@ -63,9 +63,13 @@ pub(crate) fn witness(
     };
     // Terminal edges, each also ending where the ε-moves after it lead (as
     // in phase 1, so triples only ever end on closed sets of states).
+    // Only the edges phase 1 scanned can be part of a triple it completed.
     let mut land: Vec<u32> = Vec::new();
     for (p, es) in dfa.edges.iter().enumerate() {
         for &(t, q) in es {
+            if !chart.was_scanned(p as u32, t) {
+                continue;
+            }
             queue.offer(key(p as u32, t, q), 1, Reason::Edge);
             if !dfa.eps[q as usize].is_empty() {
                 land.clear();
