@@ -249,9 +249,10 @@ impl Constraint {
             .config
             .shortest_witness
             .then_some(self.config.witness_effort);
-        let Some((path, shortest)) = self.search.witness(&nfa, &mut budget, limit, effort)? else {
+        let Some(found) = self.search.witness(&nfa, &mut budget, limit, effort)? else {
             return Ok(Verdict::NotCompletable);
         };
+        let (path, shortest) = (found.path, found.shortest);
         let word: Vec<u32> = path.iter().map(|&(t, _)| t).collect();
         let at: Vec<_> = path.iter().map(|&(_, s)| nfa.spans[s as usize]).collect();
         let fills = fills_for(&self.lexer, partial, &word, &at, &mut budget)?.ok_or_else(|| {

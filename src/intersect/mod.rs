@@ -38,6 +38,14 @@ use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
 use earley::Until;
 
+/// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
+pub(crate) struct Witness {
+    /// Each terminal, with the state of `D` it leaves on one accepting path.
+    pub(crate) path: Vec<(u32, u32)>,
+    /// Whether no word has fewer terminals (the search reached its fixpoint).
+    pub(crate) shortest: bool,
+}
+
 /// A grammar indexed for the emptiness search. Built once per grammar.
 #[derive(Clone, Debug)]
 pub struct Intersector {
@@ -215,12 +223,15 @@ impl Intersector {
         budget: &mut Budget,
         max_terminals: u32,
         effort: Option<u64>,
-    ) -> Result<Option<(Vec<(u32, u32)>, bool)>> {
+    ) -> Result<Option<Witness>> {
         if dfa.is_empty() {
             return Ok(None);
         }
         if self.nullable[self.start as usize] && accepts_empty(dfa) {
-            return Ok(Some((Vec::new(), true)));
+            return Ok(Some(Witness {
+                path: Vec::new(),
+                shortest: true,
+            }));
         }
         self.check_sizes(dfa)?;
         let until = match effort {
@@ -232,7 +243,10 @@ impl Intersector {
             return Ok(None);
         }
         let word = shortest::witness(self, dfa, &chart, budget, max_terminals)?;
-        Ok(word.map(|w| (w, chart.fixpoint)))
+        Ok(word.map(|path| Witness {
+            path,
+            shortest: chart.fixpoint,
+        }))
     }
 }
 
