@@ -22,6 +22,25 @@
 //!    length of their shortest yield, recording the production and split point
 //!    that gave each its minimum. Expanding `(q0, S, f)` gives a shortest word.
 //!
+//! # Canvases: where the cost goes
+//!
+//! A diffusion canvas has tens to hundreds of holes, and a hole state can
+//! emit any terminal, so it predicts nearly every nonterminal, and nearly
+//! every symbol started at one hole can be completed at every later one: at
+//! its fixpoint the chart holds about `h²·|N|` triples for `h` hole states
+//! (1.2 million items on a 1 KB C++ canvas with 68 holes). Nothing that
+//! decides emptiness needs all of them. [`check`](crate::Constraint::check)
+//! stops at the first goal and phase 1 pops the item at the furthest state
+//! first, so a completable canvas is usually decided after a near-linear
+//! amount of work (the canvas benchmark, `eval/canvas.sh`, measures growth
+//! exponents 0.7–1.1 in bytes and in holes). The witness runs phase 1 on to
+//! the fixpoint only within a bounded effort (`Config::witness_effort`):
+//! inputs with a few holes get their shortest witness, canvases the shortest
+//! among the triples found by then, and phase 2 starts only from the
+//! terminal edges phase 1 scanned. What still grows faster than the text is
+//! the rare canvas whose goal is found only near the fixpoint
+//! (`eval/data/slow-json-canvas.json`: 93 ms where its neighbours take 1 ms).
+//!
 //! Nullable symbols are known per grammar, so `A → X Y` with `Y ⇒* ε` also
 //! acts as `A → X` in phase 2 and no triple is created just for ε. Every step
 //! of both phases is charged to a work budget; running
