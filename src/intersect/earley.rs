@@ -130,18 +130,10 @@ pub(crate) enum Until {
     /// Until the goal completes (or the fixpoint, if it never does).
     Goal,
     /// Until the fixpoint, unless that costs more than `effort` times the
-    /// work that found the goal plus [`EFFORT_FLOOR`] units (then it stops
-    /// there and [`Chart::fixpoint`] is false).
-    Fixpoint { effort: u64 },
+    /// work that found the goal plus `floor` units (then it stops there and
+    /// [`Chart::fixpoint`] is false).
+    Fixpoint { effort: u64, floor: u64 },
 }
-
-/// Work allowed after the goal under [`Until::Fixpoint`] on top of the
-/// multiple of the work before it, so that small inputs reach their
-/// fixpoint: with it, and the default multiple of 2, all of 200 C++
-/// functions with 1–3 holes and 59 of 60 cases of a 2.3 KB C++ file did
-/// (at 20,000 units 189 and 51), and canvases with tens of holes, which
-/// never do, pay about 0.5–2 ms for trying.
-pub(crate) const EFFORT_FLOOR: u64 = 50_000;
 
 /// Runs phase 1 as long as `until` says. Phase 2 finds the shortest witness
 /// among the triples completed here, so only the fixpoint makes it the
@@ -192,11 +184,11 @@ pub(crate) fn search(
             let spent = started - budget.left();
             match (until, stop_after) {
                 (Until::Goal, _) => break,
-                (Until::Fixpoint { effort }, None) => {
+                (Until::Fixpoint { effort, floor }, None) => {
                     stop_after = Some(
                         spent
                             .saturating_mul(effort.saturating_add(1))
-                            .saturating_add(EFFORT_FLOOR),
+                            .saturating_add(floor),
                     );
                 }
                 (_, Some(limit)) if spent > limit => break,

@@ -228,9 +228,9 @@ impl Intersector {
     ///
     /// With `effort` `None`, phase 1 stops at its first goal; the witness is
     /// then the shortest among the triples completed by then (often, not
-    /// always, the shortest of all; cheapest). With `Some(f)`, phase 1 goes
-    /// on to its fixpoint unless that costs more than `f` times the work that
-    /// found the goal (plus a floor of 50,000 units): a fixpoint makes the
+    /// always, the shortest of all; cheapest). With `Some((f, floor))`,
+    /// phase 1 goes on to its fixpoint unless that costs more than `f` times
+    /// the work that found the goal plus `floor` units: a fixpoint makes the
     /// witness the shortest of all.
     ///
     /// # Errors
@@ -241,7 +241,7 @@ impl Intersector {
         dfa: &TokenNfa,
         budget: &mut Budget,
         max_terminals: u32,
-        effort: Option<u64>,
+        effort: Option<(u64, u64)>,
     ) -> Result<Option<Witness>> {
         if dfa.is_empty() {
             return Ok(None);
@@ -255,7 +255,7 @@ impl Intersector {
         self.check_sizes(dfa)?;
         let until = match effort {
             None => Until::Goal,
-            Some(effort) => Until::Fixpoint { effort },
+            Some((effort, floor)) => Until::Fixpoint { effort, floor },
         };
         let chart = earley::search(self, dfa, budget, until)?;
         if chart.goal.is_none() {
