@@ -11,6 +11,20 @@ fn json() -> (Constraint, Recognizer) {
     )
 }
 
+/// Asserts that `cdiff check` exited 0 saying "completable" with its witness
+/// refused by a limit; returns its standard output.
+fn witness_refused(o: &std::process::Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.starts_with("completable\nwitness: not built"), "{out}");
+    out
+}
+
 fn assert_completable(c: &Constraint, r: &Recognizer, p: &Partial) {
     let v = c.completable(p).unwrap();
     let done = v
@@ -242,15 +256,7 @@ fn check_prints_completable_when_only_the_witness_is_refused() {
             .output()
             .unwrap()
     };
-    let o = run(false);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(out.starts_with("completable\nwitness: not built"), "{out}");
+    witness_refused(&run(false));
     let o = run(true);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["completable"], true);
@@ -323,15 +329,7 @@ fn memory_limit_stops_a_growing_search() {
             .output()
             .unwrap()
     };
-    let o = run("64M");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(out.starts_with("completable\nwitness: not built"), "{out}");
+    let out = witness_refused(&run("64M"));
     assert!(out.contains("memory limit"), "{out}");
     // The emptiness check itself past the limit: a 230 KB array whose
     // hole, at the start, may open a string running to the end.

@@ -338,17 +338,9 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     }
     let task = kind.task_name();
     let ids: Vec<&str> = insts.iter().map(|i| i.instance_id.as_str()).collect();
-    let Plan {
-        keep,
-        work,
-        mut out,
-    } = plan(a, task, &ids)?;
-    let insts: Vec<MriInstance> = insts
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| keep.contains(k))
-        .map(|(_, x)| x)
-        .collect();
+    let planned = plan(a, task, &ids)?;
+    let insts: Vec<MriInstance> = planned.shard(insts);
+    let Plan { work, mut out, .. } = planned;
     if work.is_empty() {
         return Ok(());
     }
@@ -588,6 +580,24 @@ pub(super) struct Plan {
     pub keep: Vec<usize>,
     pub work: Vec<(usize, Mode, u64)>,
     pub out: std::fs::File,
+}
+
+impl Plan {
+    /// The items (one per instance id given to [`plan`]) of this run's shard,
+    /// in order.
+    pub(super) fn shard<T>(&self, items: Vec<T>) -> Vec<T> {
+        let mut take = vec![false; items.len()];
+        for &k in &self.keep {
+            if let Some(t) = take.get_mut(k) {
+                *t = true;
+            }
+        }
+        items
+            .into_iter()
+            .zip(take)
+            .filter_map(|(x, t)| t.then_some(x))
+            .collect()
+    }
 }
 
 /// The shard of `ids` this run takes (`--shard I/N`: every N-th from I) and

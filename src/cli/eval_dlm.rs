@@ -176,17 +176,9 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
     }
     let ids: Vec<String> = insts.iter().map(|i| i.id().to_string()).collect();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let super::eval_cmd::Plan {
-        keep,
-        work,
-        mut out,
-    } = super::eval_cmd::plan(a, task, &ids)?;
-    let insts: Vec<_> = insts
-        .into_iter()
-        .enumerate()
-        .filter(|(k, _)| keep.contains(k))
-        .map(|(_, x)| x)
-        .collect();
+    let planned = super::eval_cmd::plan(a, task, &ids)?;
+    let insts: Vec<_> = planned.shard(insts);
+    let super::eval_cmd::Plan { work, mut out, .. } = planned;
     if work.is_empty() {
         return Ok(());
     }
