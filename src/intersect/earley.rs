@@ -29,7 +29,7 @@ use super::table::{Heads, KeySet, MaxQueue, NIL};
 use super::{key, Intersector};
 use crate::budget::Budget;
 use crate::error::Result;
-use crate::lexer::TokenNfa;
+use crate::lexer::{EpsClosure, TokenNfa};
 
 /// The completed triples of phase 1 and whether the goal was reached.
 pub(crate) struct Chart {
@@ -111,11 +111,9 @@ struct Earley<'a> {
     chart: Chart,
     /// The states the start reaches by ε-moves (the start included).
     is_start: Vec<bool>,
-    /// Scratch for ε-closures: the states of the current one, and the
-    /// closure number that last visited each state.
+    /// Scratch for ε-closures, and the states of the current one.
+    eps: EpsClosure,
     closure: Vec<u32>,
-    stamp: Vec<u32>,
-    epoch: u32,
     /// Debug builds check that no item is made twice (see the module docs).
     #[cfg(debug_assertions)]
     made: crate::hash::FxSet<u64>,
@@ -169,9 +167,8 @@ pub(crate) fn search(
         },
         wakes: Vec::new(),
         is_start: vec![false; dfa.len()],
+        eps: EpsClosure::new(dfa),
         closure: Vec::new(),
-        stamp: vec![0; dfa.len()],
-        epoch: 0,
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
@@ -276,38 +273,10 @@ impl Earley<'_> {
         from: impl IntoIterator<Item = u32>,
         budget: &mut Budget,
     ) -> Result<Vec<u32>> {
-        let land = self.close_unbudgeted(from);
+        let mut land = std::mem::take(&mut self.closure);
+        self.eps.close(self.dfa, from, &mut land);
         budget.spend(land.len() as u64)?;
         Ok(land)
-    }
-
-    /// As [`Earley::close`], without charging.
-    fn close_unbudgeted(&mut self, from: impl IntoIterator<Item = u32>) -> Vec<u32> {
-        self.epoch += 1;
-        if self.epoch == u32::MAX {
-            self.stamp.iter_mut().for_each(|x| *x = 0);
-            self.epoch = 1;
-        }
-        let mut land = std::mem::take(&mut self.closure);
-        land.clear();
-        for k in from {
-            if self.stamp[k as usize] != self.epoch {
-                self.stamp[k as usize] = self.epoch;
-                land.push(k);
-            }
-        }
-        let mut i = 0;
-        while i < land.len() {
-            let s = land[i] as usize;
-            for &d in &self.dfa.eps[s] {
-                if self.stamp[d as usize] != self.epoch {
-                    self.stamp[d as usize] = self.epoch;
-                    land.push(d);
-                }
-            }
-            i += 1;
-        }
-        land
     }
 
     /// Adds the item `(prod, 1, origin)` at `state`.

@@ -20,7 +20,7 @@ use super::{key, side, unkey, Intersector};
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::FxMap;
-use crate::lexer::TokenNfa;
+use crate::lexer::{EpsClosure, TokenNfa};
 
 const NIL: u32 = u32::MAX;
 
@@ -64,6 +64,7 @@ pub(crate) fn witness(
     // Terminal edges, each also ending where the ε-moves after it lead (as
     // in phase 1, so triples only ever end on closed sets of states).
     // Only the edges phase 1 scanned can be part of a triple it completed.
+    let mut eps = EpsClosure::new(dfa);
     let mut land: Vec<u32> = Vec::new();
     for (p, es) in dfa.edges.iter().enumerate() {
         for &(t, q) in es {
@@ -72,10 +73,9 @@ pub(crate) fn witness(
             }
             queue.offer(key(p as u32, t, q), 1, Reason::Edge);
             if !dfa.eps[q as usize].is_empty() {
-                land.clear();
-                land.extend(dfa.closure(&[q]).into_iter().filter(|&r| r != q));
+                eps.close(dfa, [q], &mut land);
                 budget.spend(land.len() as u64)?;
-                for &r in &land {
+                for &r in &land[1..] {
                     queue.offer(key(p as u32, t, r), 1, Reason::Edge);
                 }
             }

@@ -48,5 +48,6 @@ mod witness;
 
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
 pub use holes::HoleCache;
+pub(crate) use tokens::EpsClosure;
 pub use tokens::TokenNfa;
 pub(crate) use witness::fills_for;

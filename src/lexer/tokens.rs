@@ -125,6 +125,57 @@ pub struct TokenNfa {
     pub(crate) spans: Vec<Span>,
 }
 
+/// Reusable scratch for ε-closures over one [`TokenNfa`]: the closure
+/// number that last visited each state, so a closure costs its own size
+/// and allocates nothing once `out` has grown.
+#[derive(Clone, Debug)]
+pub(crate) struct EpsClosure {
+    stamp: Vec<u32>,
+    epoch: u32,
+}
+
+impl EpsClosure {
+    /// Scratch for the states of `nfa`.
+    pub(crate) fn new(nfa: &TokenNfa) -> EpsClosure {
+        EpsClosure {
+            stamp: vec![0; nfa.len()],
+            epoch: 0,
+        }
+    }
+
+    /// Writes into `out` (cleared first) the states reachable from `from` by
+    /// ε-moves, `from` included, each once, `from`'s first.
+    pub(crate) fn close(
+        &mut self,
+        nfa: &TokenNfa,
+        from: impl IntoIterator<Item = u32>,
+        out: &mut Vec<u32>,
+    ) {
+        self.epoch += 1;
+        if self.epoch == u32::MAX {
+            self.stamp.iter_mut().for_each(|x| *x = 0);
+            self.epoch = 1;
+        }
+        out.clear();
+        for k in from {
+            if self.stamp[k as usize] != self.epoch {
+                self.stamp[k as usize] = self.epoch;
+                out.push(k);
+            }
+        }
+        let mut i = 0;
+        while i < out.len() {
+            for &d in &nfa.eps[out[i] as usize] {
+                if self.stamp[d as usize] != self.epoch {
+                    self.stamp[d as usize] = self.epoch;
+                    out.push(d);
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
 /// The label of an ε-move while the automaton is built.
 const EPS: u32 = u32::MAX;
 
@@ -179,14 +230,8 @@ impl TokenNfa {
     /// The states reachable from `states` by ε-moves (`states` included),
     /// sorted.
     pub fn closure(&self, states: &[u32]) -> Vec<u32> {
-        let mut seen = crate::hash::FxSet::default();
-        let mut stack: Vec<u32> = states.to_vec();
-        while let Some(s) = stack.pop() {
-            if seen.insert(s) {
-                stack.extend_from_slice(&self.eps[s as usize]);
-            }
-        }
-        let mut out: Vec<u32> = seen.into_iter().collect();
+        let mut out = Vec::new();
+        EpsClosure::new(self).close(self, states.iter().copied(), &mut out);
         out.sort_unstable();
         out
     }
