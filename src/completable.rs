@@ -179,6 +179,11 @@ impl Constraint {
         })
     }
 
+    /// A fresh work budget of this constraint's limits for `what`.
+    pub(crate) fn budget(&self, what: &'static str) -> Budget {
+        Budget::with_memory(self.config.budget, what, self.config.max_memory)
+    }
+
     /// The source grammar.
     pub fn grammar(&self) -> &Grammar {
         &self.grammar

@@ -35,6 +35,7 @@ pub mod infill;
 pub mod intersect;
 pub mod jsontext;
 pub mod lexer;
+pub mod mask;
 pub mod memory;
 #[cfg(feature = "models")]
 pub mod model;

@@ -67,6 +67,23 @@ impl Partial {
         }
     }
 
+    /// Appends every segment of `other` (texts joined, holes merged).
+    ///
+    /// ```
+    /// use cdiff::Partial;
+    /// let mut p = Partial::new().text("[1").hole();
+    /// p.append(&Partial::new().hole().text("]"));
+    /// assert_eq!(p, Partial::new().text("[1").hole().text("]"));
+    /// ```
+    pub fn append(&mut self, other: &Partial) {
+        for s in &other.segments {
+            match s {
+                Segment::Text(t) => self.push_text(t),
+                Segment::Hole => self.push_hole(),
+            }
+        }
+    }
+
     /// A partial output without holes.
     pub fn complete(bytes: impl AsRef<[u8]>) -> Partial {
         Partial::new().text(bytes)

@@ -43,11 +43,13 @@
 
 mod build;
 mod holes;
+mod point;
 mod tokens;
 mod witness;
 
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
 pub use holes::HoleCache;
+pub(crate) use point::{Point, Row};
 pub(crate) use tokens::EpsClosure;
 pub use tokens::TokenNfa;
 pub(crate) use witness::fills_for;

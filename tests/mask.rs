@@ -1,0 +1,312 @@
+//! `cdiff::mask` against its oracle, [`Constraint::check`] asked token by
+//! token: on the shipped grammars with insertion points cut from real
+//! documents (an open region after the point, the rest of the text closed
+//! after it, holes before it, corrupted prefixes), and on small grammars
+//! built to stress maximal munch (keywords inside identifiers, a lexeme that
+//! is a prefix of a longer one, ignored whitespace and comments) over every
+//! short partial output. Vocabularies are byte-level BPE-like: every single
+//! byte plus substrings of the documents, so tokens span lexeme boundaries.
+
+mod common;
+
+use cdiff::mask::{Insertion, Vocabulary};
+use cdiff::rng::SplitMix64;
+use cdiff::{Constraint, Grammar, Partial};
+
+/// Every byte, then up to `extra` distinct substrings (2–8 bytes) of `docs`.
+fn vocabulary(docs: &[Vec<u8>], extra: usize, rng: &mut SplitMix64) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    let mut seen: std::collections::HashSet<Vec<u8>> = out.iter().cloned().collect();
+    let mut tries = 0;
+    while out.len() < 256 + extra && tries < extra * 20 {
+        tries += 1;
+        let d = &docs[rng.below(docs.len() as u64) as usize];
+        if d.len() < 2 {
+            continue;
+        }
+        let n = 2 + rng.below(7) as usize;
+        let n = n.min(d.len());
+        let at = rng.below((d.len() - n + 1) as u64) as usize;
+        let t = d[at..at + n].to_vec();
+        if seen.insert(t.clone()) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A random insertion point in `doc`: `(left, right)`.
+fn cut(doc: &[u8], rng: &mut SplitMix64) -> (Partial, Partial) {
+    let c = rng.below(doc.len() as u64 + 1) as usize;
+    let mut left = Partial::new();
+    if c > 4 && rng.below(3) == 0 {
+        // A hole somewhere before the point.
+        let a = rng.below(c as u64 - 2) as usize;
+        let b = a + 1 + rng.below(((c - a) as u64).min(6)) as usize;
+        left.push_text(&doc[..a]);
+        left.push_hole();
+        left.push_text(&doc[b.min(c)..c]);
+    } else {
+        left.push_text(&doc[..c]);
+    }
+    if rng.below(8) == 0 && c > 0 {
+        // A stray byte: usually nothing is allowed any more.
+        left.push_text([b"}])\"'#"[rng.below(6) as usize]]);
+    }
+    let mut right = Partial::new();
+    match rng.below(4) {
+        // The region goes on; the text after it is fixed.
+        0 | 1 => {
+            let skip = c + rng.below((doc.len() - c) as u64 / 2 + 1) as usize;
+            right.push_hole();
+            right.push_text(&doc[skip..]);
+        }
+        // The region is closed: the fixed rest follows directly.
+        2 => right.push_text(&doc[c..]),
+        // An open end.
+        _ => right.push_hole(),
+    }
+    (left, right)
+}
+
+fn oracle(c: &Constraint, left: &Partial, t: &[u8], right: &Partial) -> bool {
+    let mut p = left.clone();
+    p.push_text(t);
+    p.append(right);
+    c.check(&p).unwrap()
+}
+
+/// Mask and `allows` at `cuts` random points of `docs` equal the oracle on
+/// every token of the vocabulary, with fewer checks than tokens.
+fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed: u64) {
+    let c = Constraint::compile(g).unwrap();
+    let mut rng = SplitMix64::new(seed);
+    let tokens = vocabulary(docs, extra, &mut rng);
+    let vocab = Vocabulary::new(&tokens);
+    let (mut allowed, mut checks, mut asked) = (0, 0, 0);
+    for k in 0..cuts {
+        let doc = &docs[rng.below(docs.len() as u64) as usize];
+        let (left, right) = cut(doc, &mut rng);
+        let mut at = Insertion::new(&c, &left, &right).unwrap();
+        let mask = at.mask(&vocab).unwrap();
+        checks += at.stats().checks;
+        let mut again = Insertion::new(&c, &left, &right).unwrap();
+        for (id, t) in tokens.iter().enumerate() {
+            let want = oracle(&c, &left, t, &right);
+            assert_eq!(
+                mask[id],
+                want,
+                "cut {k}: mask says {} for token {:?} at {left:?} | {right:?}",
+                mask[id],
+                String::from_utf8_lossy(t)
+            );
+            assert_eq!(
+                again.allows(t).unwrap(),
+                want,
+                "cut {k}: allows, token {t:?}"
+            );
+            allowed += want as usize;
+            asked += 1;
+        }
+    }
+    eprintln!("{asked} tokens asked, {allowed} allowed, {checks} checks for the masks");
+    assert!(
+        allowed > 0 && allowed < asked,
+        "the cuts must allow some tokens and refuse others"
+    );
+    assert!(
+        checks * 2 < asked,
+        "the mask reuses checks ({checks} for {asked} tokens)"
+    );
+}
+
+fn json_docs() -> Vec<Vec<u8>> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/jsontestsuite");
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("y_"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .filter(|d| d.len() < 400)
+        .collect()
+}
+
+#[test]
+fn json_mask_equals_checks_token_by_token() {
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    against_checks(&g, &json_docs(), 1500, 40, 1);
+}
+
+#[test]
+fn smiles_mask_equals_checks_token_by_token() {
+    let g = Grammar::from_lark(include_str!("../grammars/smiles.ebnf"), None).unwrap();
+    let text = include_str!("../datasets/smiles/sample.smi");
+    let docs: Vec<Vec<u8>> = text
+        .lines()
+        .map(|l| l.trim().as_bytes().to_vec())
+        .filter(|l| !l.is_empty())
+        .take(200)
+        .collect();
+    against_checks(&g, &docs, 1500, 40, 2);
+}
+
+#[test]
+fn cpp_mask_equals_checks_token_by_token() {
+    let (c, rec) = common::cpp::compiled();
+    drop(c);
+    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .take(40)
+        .map(|p| p.text.into_bytes())
+        .collect();
+    against_checks(&common::cpp::grammar(), &docs, 600, 12, 3);
+}
+
+/// An autoregressive loop: the point advances over a document's bytes in
+/// token-sized steps; at each step `allows` equals the oracle on random
+/// candidates, including the document's own next bytes.
+#[test]
+fn advancing_point_equals_checks() {
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let docs = json_docs();
+    let mut rng = SplitMix64::new(4);
+    let tokens = vocabulary(&docs, 300, &mut rng);
+    for doc in docs.iter().take(30) {
+        let right = Partial::new().hole();
+        let mut at = Insertion::new(&c, &Partial::new(), &right).unwrap();
+        let mut pos = 0;
+        while pos < doc.len() {
+            let n = (1 + rng.below(4) as usize).min(doc.len() - pos);
+            let own = &doc[pos..pos + n];
+            let left = at.left().clone();
+            assert_eq!(left, Partial::new().text(&doc[..pos]));
+            assert!(at.allows(own).unwrap(), "the document's own bytes");
+            for _ in 0..20 {
+                let t = &tokens[rng.below(tokens.len() as u64) as usize];
+                assert_eq!(at.allows(t).unwrap(), oracle(&c, &left, t, &right), "{t:?}");
+            }
+            at.advance(own);
+            pos += n;
+        }
+    }
+}
+
+/// Small grammars where lexing is the hard part, over every partial output
+/// of up to 3 positions before the point and 1 after it from a small
+/// alphabet, and a vocabulary of every word of up to 2 bytes.
+#[test]
+fn small_grammars_every_short_partial() {
+    let cases = [
+        // Keywords inside identifiers, ignored spaces.
+        (
+            r#"
+            start: (KW "(" ID ")")*
+            KW: "if"
+            ID: /[a-z]+/
+            %ignore " "
+            "#,
+            &b"if() "[..],
+        ),
+        // A lexeme that is a prefix of a longer one (maximal munch decides).
+        (
+            r#"
+            start: (A B)*
+            A: "a"
+            B: "ab" | "b"
+            "#,
+            &b"ab"[..],
+        ),
+        // Comments (ignored) that a hole can open and close.
+        (
+            r#"
+            start: "x" ("," "x")*
+            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
+            %ignore COMMENT
+            "#,
+            &b"x,/*"[..],
+        ),
+        // Numbers that may go on (`1` then `.5`).
+        (
+            r#"
+            start: "[" NUM ("," NUM)* "]"
+            NUM: /[0-9]+(\.[0-9]+)?/
+            "#,
+            &b"[1.,]"[..],
+        ),
+    ];
+    for (k, (src, alphabet)) in cases.iter().enumerate() {
+        let g = Grammar::from_lark(src, None).unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let words = words(alphabet, 2);
+        let vocab = Vocabulary::new(&words);
+        let (mut n, mut yes) = (0, 0);
+        for left in partials(alphabet, 3) {
+            for right in partials(alphabet, 1) {
+                let mut at = Insertion::new(&c, &left, &right).unwrap();
+                let mask = at.mask(&vocab).unwrap();
+                for (id, w) in words.iter().enumerate() {
+                    let want = oracle(&c, &left, w, &right);
+                    assert_eq!(
+                        mask[id],
+                        want,
+                        "grammar {k}: {left:?} · {:?} · {right:?}",
+                        String::from_utf8_lossy(w)
+                    );
+                    n += 1;
+                    yes += want as usize;
+                }
+            }
+        }
+        assert!(yes > 0 && yes < n, "grammar {k}: {yes} of {n} allowed");
+    }
+}
+
+/// Every word over `alphabet` of length ≤ `max`.
+fn words(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut last = vec![Vec::new()];
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for w in &last {
+            for &a in alphabet {
+                let mut v: Vec<u8> = w.clone();
+                v.push(a);
+                next.push(v);
+            }
+        }
+        out.extend(next.iter().cloned());
+        last = next;
+    }
+    out
+}
+
+/// Every partial output of up to `max` positions (bytes of `alphabet` or
+/// holes).
+fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
+    let mut with_hole: Vec<u8> = alphabet.to_vec();
+    with_hole.push(0);
+    words(&with_hole, max)
+        .into_iter()
+        .map(|w| {
+            let mut p = Partial::new();
+            for b in w {
+                if b == 0 {
+                    p.push_hole();
+                } else {
+                    p.push_text([b]);
+                }
+            }
+            p
+        })
+        .fold(Vec::new(), |mut out: Vec<Partial>, p| {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+            out
+        })
+}
