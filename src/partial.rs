@@ -84,6 +84,30 @@ impl Partial {
         }
     }
 
+    /// Splits at layout position `at` (each byte and each hole is one
+    /// position): the first part has the first `at` positions (all of them
+    /// if there are fewer).
+    pub(crate) fn split_at(&self, at: usize) -> (Partial, Partial) {
+        let (mut left, mut right) = (Partial::new(), Partial::new());
+        let mut n = 0;
+        for s in &self.segments {
+            match s {
+                Segment::Hole if n < at => {
+                    left.push_hole();
+                    n += 1;
+                }
+                Segment::Hole => right.push_hole(),
+                Segment::Text(t) => {
+                    let k = at.saturating_sub(n).min(t.len());
+                    left.push_text(&t[..k]);
+                    right.push_text(&t[k..]);
+                    n += k;
+                }
+            }
+        }
+        (left, right)
+    }
+
     /// A partial output without holes.
     pub fn complete(bytes: impl AsRef<[u8]>) -> Partial {
         Partial::new().text(bytes)

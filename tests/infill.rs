@@ -140,12 +140,78 @@ fn ar_con_minus_fails_instead_of_using_the_witness() {
         temperature: 1.0,
         max_rejections: 5,
         max_tokens: 16,
+        mask_after: None,
         ..ArInfillConfig::default()
     };
     let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap();
     assert!(!out.used_witness);
     assert_eq!(out.failed, !out.valid);
     assert_in_place(&t, &out, "con-minus");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With allowed-token masks after 8 rejections at a position, con-minus
+/// never gives up for rejections (rejection sampling alone often does with
+/// a random model; a region may still reach the token limit unclosed),
+/// and a run that needed no
+/// mask is the very run rejection sampling makes: same text, same
+/// rejections (reused checks change nothing but the time).
+#[test]
+fn ar_masks_keep_con_minus_going_and_change_nothing_else() {
+    let dir = tmp("masks");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 5).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let (mut gave_up, mut masked_runs, mut same) = (0, 0, 0);
+    let mut cases = templates();
+    // Inside a string almost every token fits: rejection sampling rarely
+    // gives up there.
+    let string = Template::from_json(r#"["{\"a\": \"", null, "\"}"]"#).unwrap();
+    cases.push(("json.ebnf", string));
+    for (gname, t) in cases {
+        let c = Constraint::compile(&grammar(gname)).unwrap();
+        let rec = Recognizer::new(&grammar(gname)).unwrap();
+        for seed in 0..6 {
+            let run = |m: &mut cdiff::model::LoadedCausal, mask_after, max_rejections| {
+                let cfg = ArInfillConfig {
+                    mode: Mode::ConMinus,
+                    temperature: 1.0,
+                    seed,
+                    max_rejections,
+                    max_tokens: 20,
+                    mask_after,
+                    ..ArInfillConfig::default()
+                };
+                infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap()
+            };
+            let plain = run(&mut m, None, 30);
+            let masked = run(&mut m, Some(8), 30);
+            // Masks only where rejection sampling would have given up.
+            let late = run(&mut m, Some(usize::MAX), 30);
+            let what = format!("{gname} seed {seed}");
+            assert_in_place(&t, &masked, &what);
+            // A region may still hit the token limit unclosed (the random
+            // model rarely stops); rejections never end a masked run.
+            assert!(!masked.failed || masked.tokens >= 20, "{what}: gave up");
+            assert_eq!(masked.valid, !masked.failed, "{what}");
+            assert_eq!(rec.accepts(&masked.text).unwrap(), masked.valid, "{what}");
+            assert_eq!(plain.masks, 0);
+            gave_up += (plain.failed && plain.rejections >= 30) as usize;
+            masked_runs += (masked.masks > 0) as usize;
+            if !plain.failed || plain.rejections < 30 {
+                assert_eq!(late.masks, 0, "{what}");
+                assert_eq!(late.text, plain.text, "{what}");
+                assert_eq!(late.rejections, plain.rejections, "{what}");
+                same += 1;
+            } else {
+                assert!(late.masks > 0, "{what}");
+            }
+        }
+    }
+    eprintln!("rejection sampling gave up {gave_up}/18; {masked_runs} runs used masks; {same} identical runs");
+    assert!(
+        gave_up > 0 && masked_runs > 0 && same > 0,
+        "both cases must occur"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -310,3 +310,76 @@ fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
             out
         })
 }
+
+/// Report (ignored; needs `../shared`): the mask over the 151,665-token
+/// Qwen2 vocabulary (Dream's tokenizer) at points cut from JSON documents
+/// and C++ functions, timed, with a sample of tokens re-checked one by one.
+/// `cargo test --release --test mask -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn qwen2_vocabulary_mask_cost() {
+    use cdiff::model::{TextCodec, Tokenizer};
+    use std::time::Instant;
+    let Some(dir) = common::shared::dir("tokenizers/dream-v0-instruct-7b", "qwen2 mask cost")
+    else {
+        return;
+    };
+    let tok = Tokenizer::from_dir(&dir).unwrap();
+    let tokens: Vec<Vec<u8>> = (0..tok.n_tokens() as u32)
+        .map(|id| tok.token_bytes(id).to_vec())
+        .collect();
+    let t0 = Instant::now();
+    let vocab = Vocabulary::new(&tokens);
+    eprintln!("{} tokens, trie built in {:?}", tokens.len(), t0.elapsed());
+    let (_, rec) = common::cpp::compiled();
+    let cpp_docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .take(60)
+        .map(|p| p.text.into_bytes())
+        .collect();
+    let json = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let cases = [
+        ("json", json, json_docs()),
+        ("cpp", common::cpp::grammar(), cpp_docs),
+    ];
+    for (name, g, docs) in cases {
+        let c = Constraint::compile(&g).unwrap();
+        let mut rng = SplitMix64::new(7);
+        let (mut times, mut checks, mut allowed) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..30 {
+            let doc = &docs[rng.below(docs.len() as u64) as usize];
+            let at = rng.below(doc.len() as u64 + 1) as usize;
+            let left = Partial::new().text(&doc[..at]);
+            let right = Partial::new().hole().text(&doc[(at + 8).min(doc.len())..]);
+            let t0 = Instant::now();
+            let mut ins = Insertion::new(&c, &left, &right).unwrap();
+            let mask = ins.mask(&vocab).unwrap();
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+            checks.push(ins.stats().checks);
+            allowed.push(mask.iter().filter(|&&x| x).count());
+            let yes: Vec<usize> = (0..mask.len()).filter(|&i| mask[i]).collect();
+            for _ in 0..100 {
+                let id = rng.below(tokens.len() as u64) as usize;
+                assert_eq!(mask[id], oracle(&c, &left, &tokens[id], &right));
+                if !yes.is_empty() {
+                    let id = yes[rng.below(yes.len() as u64) as usize];
+                    assert!(oracle(&c, &left, &tokens[id], &right));
+                }
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        checks.sort_unstable();
+        allowed.sort_unstable();
+        let q = |v: &[f64], f: f64| v[((v.len() - 1) as f64 * f) as usize];
+        eprintln!(
+            "{name}: mask median {:.1} ms, p90 {:.1} ms, max {:.1} ms; checks median {} max {}; allowed median {} max {}",
+            q(&times, 0.5),
+            q(&times, 0.9),
+            times[times.len() - 1],
+            checks[checks.len() / 2],
+            checks[checks.len() - 1],
+            allowed[allowed.len() / 2],
+            allowed[allowed.len() - 1]
+        );
+    }
+}

@@ -309,6 +309,13 @@ pub struct SamplerArgs {
     #[arg(long, default_value_t = 100)]
     pub max_rejections: usize,
 
+    /// Autoregressive infilling: after N rejections at one position,
+    /// compute the position's allowed-token mask and sample from it (the
+    /// rejection limit then no longer ends the infill); `off`: rejection
+    /// sampling only, as in the paper.
+    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
+    pub mask_after: MaskAfter,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -731,6 +738,13 @@ pub struct EvalRunArgs {
     #[arg(long, default_value_t = 100)]
     pub max_rejections: usize,
 
+    /// Autoregressive infilling: after N rejections at one position,
+    /// compute the position's allowed-token mask and sample from it (the
+    /// rejection limit then no longer ends the infill); `off`: rejection
+    /// sampling only, as in the paper.
+    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
+    pub mask_after: MaskAfter,
+
     /// Diffusion models: mask tokens per region.
     #[arg(long, default_value_t = 32)]
     pub hole_tokens: usize,
@@ -802,6 +816,23 @@ pub struct EvalReportArgs {
 pub const MAX_HOLES: usize = 64;
 
 /// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
+/// [`SamplerArgs::mask_after`]: a count, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaskAfter(pub Option<usize>);
+
+/// `N` (at least 1) or `off`.
+fn parse_mask_after(s: &str) -> Result<MaskAfter, String> {
+    match s.trim() {
+        "off" => Ok(MaskAfter(None)),
+        t => match t.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(MaskAfter(Some(n))),
+            _ => Err(format!(
+                "expected a count of at least 1 or `off`, not `{t}`"
+            )),
+        },
+    }
+}
+
 /// A multiple, or `max` for no limit.
 fn parse_effort(s: &str) -> Result<u64, String> {
     match s.trim() {

@@ -115,6 +115,7 @@ impl Infiller {
                     max_rejections: a.max_rejections,
                     max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
+                    mask_after: a.mask_after.0,
                 };
                 infill_ar(
                     &mut m.model,

@@ -99,6 +99,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             max_rejections: s.max_rejections,
             max_tokens: a.max_tokens,
             placeholder: a.placeholder.clone().into_bytes(),
+            mask_after: s.mask_after.0,
         };
         infill_ar(
             &mut m.model,
@@ -160,6 +161,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
                 "failed": out.failed,
                 "tokens": out.tokens,
                 "rejections": out.rejections,
+                "masks": out.masks,
                 "used_witness": out.used_witness,
                 "forward_passes": out.forward_passes,
                 "ms_model": micros(out.time_model) / 1000.0,

@@ -41,7 +41,7 @@
 use std::ops::Range;
 
 use crate::model::{SpecialTokens, TextCodec};
-use crate::partial::Partial;
+use crate::partial::{Partial, Segment};
 
 /// The closing fences accepted at the end of a fenced answer, longest first.
 pub const FENCE_CLOSERS: [&[u8]; 2] = [b"\n```\n", b"\n```"];
@@ -176,6 +176,31 @@ impl<'a> Layout<'a> {
             }
         }
         (partial, run_holes)
+    }
+
+    /// Where the bytes of an ordinary token at answer position `pos` start
+    /// in the partial output of [`Layout::view`] (bytes and holes count one
+    /// position each), when nothing before `pos` ends the text. Callers
+    /// that split a view there must verify the split (the closing fence at
+    /// the end of a text can move bytes).
+    pub fn offset_of(&self, codec: &dyn TextCodec, answer: &[u32], pos: usize) -> usize {
+        let mut before = Partial::new();
+        for &t in &answer[..pos.min(answer.len())] {
+            if t == self.special.mask {
+                before.push_hole();
+            } else {
+                before.push_text(codec.token_bytes(t));
+            }
+        }
+        let mut n = self.prefill.len() + before.text_len() + before.n_holes();
+        if let (Some(open), Some(Segment::Text(first))) =
+            (self.fence_open(), before.segments().first())
+        {
+            if first.starts_with(&open) {
+                n -= open.len();
+            }
+        }
+        n
     }
 
     /// The region containing answer position `pos`, if any.
@@ -513,6 +538,41 @@ mod tests {
             };
             let got = layout.view(&Bytes, &canvas(c)).map(|v| v.partial);
             assert_eq!(got, want.map(partial), "{prefill:?} {fence:?} {c:?}");
+            offsets_locate_tokens(&layout, &canvas(c));
+        }
+    }
+
+    /// In the view of `answer`, the bytes of each ordinary token that the
+    /// view keeps start at [`Layout::offset_of`]: the split the decoder's
+    /// insertion points use (bytes stripped with a fence are not kept).
+    fn offsets_locate_tokens(layout: &Layout<'_>, answer: &[u32]) {
+        let Some(v) = layout.view(&Bytes, answer) else {
+            return;
+        };
+        let open = layout.fence_open().map_or(0, |f| f.len());
+        let kept = v.partial.text_len() + v.partial.n_holes();
+        for (pos, &t) in answer.iter().enumerate() {
+            let b = Bytes.token_bytes(t);
+            let o = layout.offset_of(&Bytes, answer, pos);
+            let before: usize = answer[..pos]
+                .iter()
+                .map(|&x| Bytes.token_bytes(x).len())
+                .sum();
+            if b.is_empty() || t == M || v.end.is_some_and(|e| pos > e) || before < open {
+                continue;
+            }
+            if o + b.len() > kept {
+                continue; // a closing fence, stripped
+            }
+            let (_, rest) = v.partial.split_at(o);
+            let Some(Segment::Text(x)) = rest.segments().first() else {
+                panic!("{answer:?} at {pos}: a hole at the offset");
+            };
+            assert!(
+                x.starts_with(b),
+                "{answer:?} at {pos}: offset {o} in {:?}",
+                v.partial
+            );
         }
     }
 

@@ -51,9 +51,16 @@ use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, Ll
 use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
 use crate::completable::{Constraint, Verdict};
 use crate::error::{Error, ErrorKind, Result};
+use crate::mask::Insertion;
 use crate::model::{Denoiser, SpecialTokens, TextCodec};
 use crate::partial::Partial;
 use crate::rng::SplitMix64;
+
+/// The insertion point of one answer position for the canvas as it is.
+struct Point<'a> {
+    at: Insertion<'a>,
+    right: Partial,
+}
 
 fn model_err(e: candle_core::Error) -> Error {
     Error::new(ErrorKind::Model, e.to_string())
@@ -215,7 +222,7 @@ struct Decoder<'a, 'b> {
     on_step: Option<&'b mut dyn FnMut(&StepInfo)>,
 }
 
-impl Decoder<'_, '_> {
+impl<'a> Decoder<'a, '_> {
     fn answer(&self) -> &[u32] {
         &self.canvas[self.prompt_len..]
     }
@@ -361,6 +368,7 @@ impl Decoder<'_, '_> {
                         break;
                     }
                     let mut sampler: Option<RowSampler> = None;
+                    let mut point: Option<Point> = None;
                     let mut tok = first;
                     if self.layout.forced_end(self.answer(), pos) {
                         // An EOS was committed earlier in this step: only
@@ -368,7 +376,7 @@ impl Decoder<'_, '_> {
                         tok = Some(self.special.eos);
                     }
                     while let Some(t) = tok {
-                        if self.try_commit(pos, t)? {
+                        if self.try_commit(pos, t, &mut point)? {
                             committed += 1;
                             self.out.accepted += 1;
                             continue 'positions;
@@ -480,8 +488,12 @@ impl Decoder<'_, '_> {
         Ok(row)
     }
 
-    /// Commits `tok` at answer position `pos` if the canvas stays completable.
-    fn try_commit(&mut self, pos: usize, tok: u32) -> Result<bool> {
+    /// Commits `tok` at answer position `pos` if the canvas stays
+    /// completable. `point` is the insertion point at `pos` for the canvas
+    /// as it is (`None` until the first proposal there): a proposal whose
+    /// partial output is the point's `left · bytes · right` is answered by
+    /// it (reusing earlier checks, [`crate::mask`]); any other by a check.
+    fn try_commit(&mut self, pos: usize, tok: u32, point: &mut Option<Point<'a>>) -> Result<bool> {
         let at = self.prompt_len + pos;
         let is_end = tok == self.special.eos || tok == self.special.pad;
         if is_end && self.layout.forced_end(self.answer(), pos) {
@@ -489,11 +501,52 @@ impl Decoder<'_, '_> {
             return Ok(true);
         }
         self.canvas[at] = tok;
-        let ok = self.check_canvas(&self.canvas.clone())?;
+        let t0 = Instant::now();
+        let ok = match self
+            .layout
+            .view(self.codec, &self.canvas[self.prompt_len..])
+        {
+            None => false,
+            Some(v) => self.judge(pos, tok, v.partial, point)?,
+        };
+        self.out.time_constraint += t0.elapsed();
         if !ok {
             self.canvas[at] = self.special.mask;
         }
         Ok(ok)
+    }
+
+    /// Whether `partial` (the canvas with `tok` at `pos`) is completable.
+    fn judge(
+        &mut self,
+        pos: usize,
+        tok: u32,
+        partial: Partial,
+        point: &mut Option<Point<'a>>,
+    ) -> Result<bool> {
+        let c = self.constraint.expect("constrained");
+        let bytes = self.codec.token_bytes(tok);
+        if bytes.is_empty() {
+            return c.check(&partial);
+        }
+        if point.is_none() {
+            let o = self.layout.offset_of(self.codec, self.answer(), pos);
+            let (left, rest) = partial.split_at(o);
+            let (_, right) = rest.split_at(bytes.len());
+            *point = Some(Point {
+                at: Insertion::new(c, &left, &right)?,
+                right,
+            });
+        }
+        let p = point.as_mut().expect("set above");
+        let mut same = p.at.left().clone();
+        same.push_text(bytes);
+        same.append(&p.right);
+        if same == partial {
+            p.at.allows(bytes)
+        } else {
+            c.check(&partial)
+        }
     }
 
     fn check_canvas(&mut self, canvas: &[u32]) -> Result<bool> {

@@ -274,6 +274,18 @@ impl RowSampler {
         self.confidence
     }
 
+    /// From now on never draws an id whose entry in `allowed` is false (or
+    /// past its end): the next draw is one of the allowed ids, from the
+    /// renormalized rest as after rejections, so restricting after a mask is
+    /// sampling from the masked distribution.
+    pub fn restrict(&mut self, allowed: &[bool]) {
+        for (i, t) in self.taken.iter_mut().enumerate() {
+            if !allowed.get(i).copied().unwrap_or(false) {
+                *t = true;
+            }
+        }
+    }
+
     /// Draws another token, never one drawn before; `None` when exhausted.
     pub fn next_token(&mut self) -> Option<u32> {
         self.draw()

@@ -8,8 +8,9 @@ use crate::completable::{Constraint, Verdict};
 use crate::decode::sample::{ArchStyle, RowSampler, SampleParams};
 use crate::decode::{Alg, Remasking};
 use crate::error::{Error, ErrorKind, Result};
+use crate::mask::{Insertion, Vocabulary};
 use crate::model::{CausalLm, FimFormat, TextCodec};
-use crate::partial::Partial;
+use crate::partial::{Partial, Segment};
 use crate::rng::SplitMix64;
 
 /// Settings of [`infill_ar`].
@@ -30,10 +31,17 @@ pub struct ArInfillConfig {
     pub max_tokens: usize,
     /// What stands for a later, still unfilled region in a prompt's suffix.
     pub placeholder: Vec<u8>,
+    /// After this many rejections at one position, the allowed-token mask
+    /// of the position is computed ([`crate::mask`]) and the token drawn
+    /// from the masked distribution (the distribution rejection sampling
+    /// without a limit draws from); `max_rejections` then no longer ends
+    /// the infill. `None`: rejection sampling as in the paper.
+    pub mask_after: Option<usize>,
 }
 
 impl Default for ArInfillConfig {
-    /// `Con`, greedy, 100 rejections, 256 tokens per region, empty placeholder.
+    /// `Con`, greedy, 100 rejections, 256 tokens per region, empty
+    /// placeholder, masks after 8 rejections at a position.
     fn default() -> ArInfillConfig {
         ArInfillConfig {
             mode: Mode::Con,
@@ -43,6 +51,7 @@ impl Default for ArInfillConfig {
             max_rejections: 100,
             max_tokens: 256,
             placeholder: Vec::new(),
+            mask_after: Some(8),
         }
     }
 }
@@ -98,6 +107,8 @@ struct Run<'a> {
     rng: SplitMix64,
     fills: Vec<Vec<u8>>,
     out: InfillOutput,
+    /// The model's vocabulary as a trie, built at the first mask.
+    vocab: Option<Vocabulary>,
 }
 
 /// Fills `template` with an autoregressive FIM model, region by region (see
@@ -175,6 +186,7 @@ impl<'a> Run<'a> {
             rng: SplitMix64::new(cfg.seed),
             fills: Vec::new(),
             out: InfillOutput::default(),
+            vocab: None,
         }
     }
 
@@ -261,30 +273,51 @@ impl<'a> Run<'a> {
         let t0 = Instant::now();
         self.model.clear()?;
         self.out.time_model += t0.elapsed();
+        // The insertion point at the region's end: what is written so far
+        // before it, the open region and the rest of the template after it.
+        let mut point = match constrained {
+            true => Some(self.insertion(r)?),
+            false => None,
+        };
         let mut row = self.forward(&prompt, 0)?;
         let mut fill: Vec<u8> = Vec::new();
         for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
             let mut sampler = RowSampler::new(&row, &params, self.rng.next_u64());
             let mut tok = sampler.first();
+            let mut here = 0;
+            let mut masked = false;
             let chosen = loop {
                 let Some(t) = tok else { break None };
-                let ok = if !constrained {
-                    true
-                } else if self.fim.stops.contains(&t) {
-                    let p = self.template.partial_at(&self.fills, r, &fill, false);
-                    self.check(&p)?
-                } else {
-                    let mut cur = fill.clone();
-                    cur.extend_from_slice(self.codec.token_bytes(t));
-                    let p = self.template.partial_at(&self.fills, r, &cur, true);
-                    self.check(&p)?
+                let ok = match point.as_mut() {
+                    None => true,
+                    Some(_) if self.fim.stops.contains(&t) => self.closes(r, &fill)?,
+                    Some(at) => {
+                        let t0 = Instant::now();
+                        let ok = at.allows(self.codec.token_bytes(t))?;
+                        self.out.time_constraint += t0.elapsed();
+                        ok
+                    }
                 };
                 if ok {
                     break Some(t);
                 }
                 self.out.rejections += 1;
-                if self.out.rejections >= self.cfg.max_rejections {
-                    return self.out_of_rejections(r, fill);
+                here += 1;
+                match self.cfg.mask_after {
+                    Some(k)
+                        if !masked
+                            && (here >= k || self.out.rejections >= self.cfg.max_rejections) =>
+                    {
+                        let at = point.as_mut().expect("a rejection means a constraint");
+                        let allowed = self.mask(at, r, &fill)?;
+                        sampler.restrict(&allowed);
+                        masked = true;
+                    }
+                    Some(_) => {}
+                    None if self.out.rejections >= self.cfg.max_rejections => {
+                        return self.out_of_rejections(r, fill);
+                    }
+                    None => {}
                 }
                 tok = sampler.next_token();
             };
@@ -296,19 +329,79 @@ impl<'a> Run<'a> {
                 self.fills.push(fill);
                 return Ok(End::Closed);
             }
-            fill.extend_from_slice(self.codec.token_bytes(t));
+            let bytes = self.codec.token_bytes(t);
+            fill.extend_from_slice(bytes);
+            if let Some(at) = point.as_mut() {
+                let t0 = Instant::now();
+                at.advance(bytes);
+                self.out.time_constraint += t0.elapsed();
+            }
             self.out.tokens += 1;
             row = self.forward(&[t], offset)?;
         }
         // The token limit: close the region if the grammar allows.
-        if constrained {
-            let p = self.template.partial_at(&self.fills, r, &fill, false);
-            if !self.check(&p)? {
-                return self.out_of_rejections(r, fill);
-            }
+        if constrained && !self.closes(r, &fill)? {
+            return self.out_of_rejections(r, fill);
         }
         self.fills.push(fill);
         Ok(End::Closed)
+    }
+
+    /// The insertion point at the start of region `r` (the regions before
+    /// it filled, it and the later ones open).
+    fn insertion(&mut self, r: usize) -> Result<Insertion<'a>> {
+        let t0 = Instant::now();
+        let p = self.template.partial_at(&self.fills, r, b"", true);
+        let (mut left, mut right) = (Partial::new(), Partial::new());
+        let mut before = true;
+        for seg in p.segments() {
+            match seg {
+                Segment::Text(t) if before => left.push_text(t),
+                Segment::Hole if before => {
+                    before = false;
+                    right.push_hole();
+                }
+                Segment::Text(t) => right.push_text(t),
+                Segment::Hole => right.push_hole(),
+            }
+        }
+        let at = Insertion::new(self.constraint(), &left, &right);
+        self.out.time_constraint += t0.elapsed();
+        at
+    }
+
+    /// Whether region `r` may end with `fill`.
+    fn closes(&mut self, r: usize, fill: &[u8]) -> Result<bool> {
+        let p = self.template.partial_at(&self.fills, r, fill, false);
+        self.check(&p)
+    }
+
+    /// The ids the model may produce at the point `at` (after `fill` in
+    /// region `r`): ordinary tokens the constraint allows there, and the
+    /// stops if the region may end.
+    fn mask(&mut self, at: &mut Insertion<'a>, r: usize, fill: &[u8]) -> Result<Vec<bool>> {
+        let t0 = Instant::now();
+        if self.vocab.is_none() {
+            let tokens: Vec<&[u8]> = (0..self.allowed.len() as u32)
+                .map(|id| self.codec.token_bytes(id))
+                .collect();
+            self.vocab = Some(Vocabulary::new(&tokens));
+        }
+        let vocab = self.vocab.as_ref().expect("built above");
+        let mut allowed = at.mask(vocab)?;
+        self.out.time_constraint += t0.elapsed();
+        self.out.masks += 1;
+        let stop = self.closes(r, fill)?;
+        for (id, a) in allowed.iter_mut().enumerate() {
+            let stops = self.fim.stops.contains(&(id as u32));
+            *a = self.allowed[id]
+                && if stops {
+                    stop
+                } else {
+                    *a && !self.codec.token_bytes(id as u32).is_empty()
+                };
+        }
+        Ok(allowed)
     }
 
     /// Region `r` cannot go on: `ConMinus` keeps what it has; `Con` finishes

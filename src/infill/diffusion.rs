@@ -66,5 +66,6 @@ pub fn infill_diffusion(
         forward_passes: out.forward_passes,
         time_model: out.time_model,
         time_constraint: out.time_constraint + time_constraint,
+        masks: 0,
     })
 }

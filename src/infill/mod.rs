@@ -63,6 +63,9 @@ pub struct InfillOutput {
     pub tokens: usize,
     /// Tokens rejected by the constraint.
     pub rejections: usize,
+    /// Allowed-token masks computed (autoregressive infilling, see
+    /// [`ArInfillConfig::mask_after`]).
+    pub masks: usize,
     /// `Con` finished from the witness completion.
     pub used_witness: bool,
     /// Model forward passes.
