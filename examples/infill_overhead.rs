@@ -2,14 +2,17 @@
 //! C++ solutions (`datasets/humaneval-x-cpp`, those `grammars/cpp.ebnf`
 //! accepts) with 1, 2 or 3 random spans of 5-50 bytes removed, filled by an
 //! autoregressive FIM model (default: a tiny random StarCoder2 written to a
-//! temporary directory) in `vanilla` and `con` mode.
+//! temporary directory) in `vanilla` and `con` mode, the latter with
+//! rejection sampling only (`mask_after: None`) and with allowed-token masks
+//! after 8 rejections at a position (the default).
 //!
 //! ```sh
 //! cargo run --release --example infill_overhead -- [--model DIR] [--limit 40] [--max-tokens 32]
 //! ```
 //!
 //! Prints a markdown table: per region count and mode, the tokens generated,
-//! model and constraint time per generated token, and the constraint's share.
+//! model and constraint time per generated token, the constraint's share,
+//! rejections and masks per instance.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -87,13 +90,19 @@ fn main() -> cdiff::Result<()> {
         model_dir.display(),
         sources.len()
     );
-    println!("| regions | mode | instances | tokens | model ms/token | constraint ms/token | constraint share | valid | witness |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| regions | mode | instances | tokens | model ms/token | constraint ms/token | constraint share | rejections/instance | masks/instance | valid | witness |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let modes = [
+        ("vanilla", Mode::Vanilla, None),
+        ("con, rejection sampling", Mode::Con, None),
+        ("con, masks after 8", Mode::Con, Some(8)),
+    ];
     for n in 1..=3 {
-        for mode in [Mode::Vanilla, Mode::Con] {
+        for (name, mode, mask_after) in modes {
             let mut rng = SplitMix64::new(n as u64);
             let (mut tokens, mut tm, mut tc) = (0usize, Duration::ZERO, Duration::ZERO);
             let (mut count, mut valid, mut witness) = (0, 0, 0);
+            let (mut rejections, mut masks) = (0, 0);
             for (i, src) in sources.iter().enumerate() {
                 let Some(sp) = spans(src, n, &mut rng) else {
                     continue;
@@ -111,6 +120,7 @@ fn main() -> cdiff::Result<()> {
                     temperature: 1.0,
                     seed: i as u64,
                     max_tokens,
+                    mask_after,
                     ..ArInfillConfig::default()
                 };
                 let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg)?;
@@ -120,14 +130,17 @@ fn main() -> cdiff::Result<()> {
                 count += 1;
                 valid += out.valid as usize;
                 witness += out.used_witness as usize;
+                rejections += out.rejections;
+                masks += out.masks;
             }
             let per = |d: Duration| d.as_secs_f64() * 1e3 / tokens.max(1) as f64;
             println!(
-                "| {n} | {} | {count} | {tokens} | {:.3} | {:.3} | {:.0} % | {valid}/{count} | {witness} |",
-                if mode == Mode::Con { "con" } else { "vanilla" },
+                "| {n} | {name} | {count} | {tokens} | {:.3} | {:.3} | {:.0} % | {:.1} | {:.1} | {valid}/{count} | {witness} |",
                 per(tm),
                 per(tc),
-                100.0 * tc.as_secs_f64() / (tm + tc).as_secs_f64().max(1e-12)
+                100.0 * tc.as_secs_f64() / (tm + tc).as_secs_f64().max(1e-12),
+                rejections as f64 / count.max(1) as f64,
+                masks as f64 / count.max(1) as f64
             );
         }
     }

@@ -201,6 +201,14 @@ impl<'c> Insertion<'c> {
         })
     }
 
+    /// The number of lexer states at the point: each question costs about
+    /// this many steps per byte, and relations are finer the larger it is
+    /// (after a hole it can be hundreds, e.g. inside every string or
+    /// comment a hole may open; after fixed text it is one or two).
+    pub fn width(&self) -> usize {
+        self.point.width()
+    }
+
     /// What was done so far.
     pub fn stats(&self) -> InsertionStats {
         self.stats

@@ -37,9 +37,14 @@
 //!   end with [`Constraint::check`] on the complete text.
 //!
 //! Cost per step: one forward pass, `O(masked in scope × V)` to build the
-//! samplers, plus per tried token one completability check (the partial is
+//! samplers, plus per tried token a completability check (the partial is
 //! rebuilt from the canvas, `O(answer)`) and per rejection an `O(V)` redraw.
-//! The rejected position's sampler is kept for the rest of the step.
+//! The rejected position's sampler is kept for the rest of the step. The
+//! proposals at one position go through one insertion point
+//! ([`crate::mask::Insertion`]): a proposal whose lexing relation an earlier
+//! one there had is answered without a check (the same answer a check
+//! gives), so a run of rejected identifiers, numbers or punctuation costs one
+//! check per kind, not per token.
 
 use std::time::Instant;
 
@@ -56,11 +61,23 @@ use crate::model::{Denoiser, SpecialTokens, TextCodec};
 use crate::partial::Partial;
 use crate::rng::SplitMix64;
 
-/// The insertion point of one answer position for the canvas as it is.
-struct Point<'a> {
-    at: Insertion<'a>,
-    right: Partial,
+/// How the proposals at one answer position are answered (for the canvas
+/// as it is).
+enum Reuse<'a> {
+    /// The first proposal: a plain check (most are accepted, and building
+    /// an insertion point lexes everything before the position).
+    First,
+    /// After a rejection: build the insertion point.
+    Build,
+    /// Plain checks: the point has too many lexer states to pay off.
+    Off,
+    /// Through the insertion point at the position.
+    At(Insertion<'a>, Partial),
 }
+
+/// Most lexer states at an insertion point worth using it (see
+/// [`Insertion::width`]).
+const MAX_WIDTH: usize = 16;
 
 fn model_err(e: candle_core::Error) -> Error {
     Error::new(ErrorKind::Model, e.to_string())
@@ -368,7 +385,7 @@ impl<'a> Decoder<'a, '_> {
                         break;
                     }
                     let mut sampler: Option<RowSampler> = None;
-                    let mut point: Option<Point> = None;
+                    let mut reuse = Reuse::First;
                     let mut tok = first;
                     if self.layout.forced_end(self.answer(), pos) {
                         // An EOS was committed earlier in this step: only
@@ -376,7 +393,7 @@ impl<'a> Decoder<'a, '_> {
                         tok = Some(self.special.eos);
                     }
                     while let Some(t) = tok {
-                        if self.try_commit(pos, t, &mut point)? {
+                        if self.try_commit(pos, t, &mut reuse)? {
                             committed += 1;
                             self.out.accepted += 1;
                             continue 'positions;
@@ -489,11 +506,11 @@ impl<'a> Decoder<'a, '_> {
     }
 
     /// Commits `tok` at answer position `pos` if the canvas stays
-    /// completable. `point` is the insertion point at `pos` for the canvas
-    /// as it is (`None` until the first proposal there): a proposal whose
-    /// partial output is the point's `left · bytes · right` is answered by
-    /// it (reusing earlier checks, [`crate::mask`]); any other by a check.
-    fn try_commit(&mut self, pos: usize, tok: u32, point: &mut Option<Point<'a>>) -> Result<bool> {
+    /// completable. From the second proposal at `pos` on, a proposal whose
+    /// partial output is `left · bytes · right` of the insertion point at
+    /// `pos` is answered by it (reusing earlier checks, [`crate::mask`]);
+    /// any other by a check.
+    fn try_commit(&mut self, pos: usize, tok: u32, reuse: &mut Reuse<'a>) -> Result<bool> {
         let at = self.prompt_len + pos;
         let is_end = tok == self.special.eos || tok == self.special.pad;
         if is_end && self.layout.forced_end(self.answer(), pos) {
@@ -507,7 +524,7 @@ impl<'a> Decoder<'a, '_> {
             .view(self.codec, &self.canvas[self.prompt_len..])
         {
             None => false,
-            Some(v) => self.judge(pos, tok, v.partial, point)?,
+            Some(v) => self.judge(pos, tok, v.partial, reuse)?,
         };
         self.out.time_constraint += t0.elapsed();
         if !ok {
@@ -522,30 +539,36 @@ impl<'a> Decoder<'a, '_> {
         pos: usize,
         tok: u32,
         partial: Partial,
-        point: &mut Option<Point<'a>>,
+        reuse: &mut Reuse<'a>,
     ) -> Result<bool> {
         let c = self.constraint.expect("constrained");
         let bytes = self.codec.token_bytes(tok);
-        if bytes.is_empty() {
+        if matches!(reuse, Reuse::First) {
+            *reuse = Reuse::Build;
             return c.check(&partial);
         }
-        if point.is_none() {
+        if matches!(reuse, Reuse::Build) && !bytes.is_empty() {
+            *reuse = Reuse::Off;
             let o = self.layout.offset_of(self.codec, self.answer(), pos);
             let (left, rest) = partial.split_at(o);
             let (_, right) = rest.split_at(bytes.len());
-            *point = Some(Point {
-                at: Insertion::new(c, &left, &right)?,
-                right,
-            });
+            let at = Insertion::new(c, &left, &right)?;
+            if at.width() <= MAX_WIDTH {
+                *reuse = Reuse::At(at, right);
+            }
         }
-        let p = point.as_mut().expect("set above");
-        let mut same = p.at.left().clone();
-        same.push_text(bytes);
-        same.append(&p.right);
-        if same == partial {
-            p.at.allows(bytes)
-        } else {
-            c.check(&partial)
+        match reuse {
+            Reuse::At(at, right) if !bytes.is_empty() => {
+                let mut same = at.left().clone();
+                same.push_text(bytes);
+                same.append(right);
+                if same == partial {
+                    at.allows(bytes)
+                } else {
+                    c.check(&partial)
+                }
+            }
+            _ => c.check(&partial),
         }
     }
 

@@ -25,12 +25,21 @@
 //! output is then marked failed) and [`Mode::Con`] finishes every remaining
 //! region from the witness completion ([`Constraint::completable`]), so its
 //! text is always in the grammar and keeps every chunk of the template in
-//! place.
+//! place. Autoregressive infilling goes further by default
+//! ([`ArInfillConfig::mask_after`]): after a few rejections at one position
+//! it computes that position's allowed-token mask ([`crate::mask`]) and
+//! draws from the masked distribution — the distribution unlimited
+//! rejection sampling draws from — so neither mode stops for rejections;
+//! only a region that reaches the token limit unclosed still does.
 //!
 //! Cost (AR): per region one prompt forward pass, then one cached forward
-//! pass per accepted token; per tried token one completability check of the
-//! whole partial output (`O(text)` with the current engine) and per rejection
-//! an `O(V)` redraw.
+//! pass per accepted token. The constraint follows the region's end as an
+//! insertion point ([`crate::mask::Insertion`], advanced past each accepted
+//! token in `O(token)`): a tried token costs a few lexer steps, plus one
+//! completability check of the whole partial output (`O(text)`) when no
+//! earlier token at the point had its lexing relation; a mask costs one
+//! trie walk over the vocabulary plus a check per distinct relation; per
+//! rejection an `O(V)` redraw.
 
 mod ar;
 mod diffusion;

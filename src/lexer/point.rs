@@ -123,6 +123,11 @@ impl Point {
         }
     }
 
+    /// The number of lexer states at the point.
+    pub(crate) fn width(&self) -> usize {
+        self.states.len()
+    }
+
     /// The relation of the empty insertion, written into `out`.
     pub(crate) fn start(&self, out: &mut Vec<Row>) {
         out.clear();
