@@ -72,7 +72,7 @@ enum Reuse<'a> {
     /// Plain checks: the point has too many lexer states to pay off.
     Off,
     /// Through the insertion point at the position.
-    At(Insertion<'a>, Partial),
+    At(Box<(Insertion<'a>, Partial)>),
 }
 
 /// Most lexer states at an insertion point worth using it (see
@@ -554,11 +554,12 @@ impl<'a> Decoder<'a, '_> {
             let (_, right) = rest.split_at(bytes.len());
             let at = Insertion::new(c, &left, &right)?;
             if at.width() <= MAX_WIDTH {
-                *reuse = Reuse::At(at, right);
+                *reuse = Reuse::At(Box::new((at, right)));
             }
         }
         match reuse {
-            Reuse::At(at, right) if !bytes.is_empty() => {
+            Reuse::At(point) if !bytes.is_empty() => {
+                let (at, right) = &mut **point;
                 let mut same = at.left().clone();
                 same.push_text(bytes);
                 same.append(right);
