@@ -86,8 +86,16 @@ impl Partial {
 
     /// Splits at layout position `at` (each byte and each hole is one
     /// position): the first part has the first `at` positions (all of them
-    /// if there are fewer).
-    pub(crate) fn split_at(&self, at: usize) -> (Partial, Partial) {
+    /// if there are fewer). Appending the second part to the first gives
+    /// `self` back.
+    ///
+    /// ```
+    /// use cdiff::Partial;
+    /// let p = Partial::new().text("ab").hole().text("cd");
+    /// let (l, r) = p.split_at(3);
+    /// assert_eq!((l, r), (Partial::new().text("ab").hole(), Partial::new().text("cd")));
+    /// ```
+    pub fn split_at(&self, at: usize) -> (Partial, Partial) {
         let (mut left, mut right) = (Partial::new(), Partial::new());
         let mut n = 0;
         for s in &self.segments {
