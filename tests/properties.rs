@@ -5,10 +5,15 @@
 //! - witnesses: for random JSON documents with random spans cut out, the
 //!   partial is completable, and the witness keeps every chunk in place and is
 //!   accepted by the independent recognizer; for random partial outputs over
-//!   JSON's alphabet, every witness is accepted and `check` agrees.
+//!   JSON's alphabet, every witness is accepted and `check` agrees;
+//! - insertion points (`cdiff::mask`): on random partial outputs over JSON's
+//!   alphabet, split at a random position and advanced by random tokens,
+//!   `allows` equals `check` of the whole after every update, and
+//!   `split_at` then `append` gives the partial output back.
 
 use cdiff::automata::nfa::DEFAULT_NFA_LIMIT;
 use cdiff::automata::{ByteDfa, Nfa};
+use cdiff::mask::Insertion;
 use cdiff::recognize::Recognizer;
 use cdiff::rng::{cut_spans, SplitMix64};
 use cdiff::{Constraint, Grammar, Partial};
@@ -174,6 +179,73 @@ proptest! {
         } else if p.n_holes() == 0 {
             let text = p.fill(&[]).unwrap();
             prop_assert!(!j.r.accepts(&text).unwrap(), "{:?}: recognizer accepts", p);
+        }
+    }
+}
+
+/// A piece of a random partial output over JSON's alphabet (`None`: a hole).
+fn piece() -> impl Strategy<Value = Option<&'static str>> {
+    prop_oneof![
+        Just(None),
+        Just(Some("[")),
+        Just(Some("]")),
+        Just(Some("{")),
+        Just(Some("}")),
+        Just(Some(",")),
+        Just(Some(":")),
+        Just(Some("\"")),
+        Just(Some("1")),
+        Just(Some("-")),
+        Just(Some(".")),
+        Just(Some("e")),
+        Just(Some("tr")),
+        Just(Some("ue")),
+        Just(Some(" ")),
+        Just(Some("\\")),
+        Just(Some("\"a\":")),
+        Just(Some("0, ")),
+        Just(Some("null")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn insertion_point_equals_fresh_checks(
+        items in proptest::collection::vec(piece(), 0..10),
+        at in 0usize..40,
+        updates in proptest::collection::vec(proptest::collection::vec(piece(), 1..3), 1..6),
+    ) {
+        let j = json();
+        let mut p = Partial::new();
+        for it in &items {
+            match it {
+                None => p.push_hole(),
+                Some(s) => p.push_text(s),
+            }
+        }
+        let (left, right) = p.split_at(at);
+        let mut back = left.clone();
+        back.append(&right);
+        prop_assert_eq!(&back, &p);
+        let mut point = Insertion::new(&j.c, &left, &right).unwrap();
+        let mut left = left;
+        for u in &updates {
+            // A token is the update's text pieces (holes dropped).
+            let token: String = u.iter().flatten().copied().collect();
+            let mut whole = left.clone();
+            whole.push_text(&token);
+            whole.append(&right);
+            let fresh = j.c.check(&whole).unwrap();
+            prop_assert_eq!(point.allows(token.as_bytes()).unwrap(), fresh, "{:?} + {:?}", whole, token);
+            // Accept it as a decoder would only when allowed; otherwise the
+            // next proposal goes to the same point.
+            if fresh {
+                point.advance(token.as_bytes());
+                left.push_text(&token);
+                prop_assert_eq!(point.left(), &left);
+            }
         }
     }
 }
