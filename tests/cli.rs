@@ -655,3 +655,29 @@ fn json_schema_property_order() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn infill_mask_after_takes_a_count_or_off() {
+    for bad in ["0", "x", "1.5"] {
+        let o = cdiff(&["infill", "--mask-after", bad, "examples/infill.cpp"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("count of at least 1 or `off`"), "{bad}: {err}");
+    }
+    let o = cdiff(&[
+        "infill",
+        "--hole-marker",
+        "<FILL>",
+        "--mask-after",
+        "off",
+        "--max-tokens",
+        "4",
+        "--json",
+        "examples/infill.cpp",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["masks"], 0);
+    assert_eq!(v["valid"], true);
+}

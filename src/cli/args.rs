@@ -309,13 +309,6 @@ pub struct SamplerArgs {
     #[arg(long, default_value_t = 100)]
     pub max_rejections: usize,
 
-    /// Autoregressive infilling: after N rejections at one position,
-    /// compute the position's allowed-token mask and sample from it (the
-    /// rejection limit then no longer ends the infill); `off`: rejection
-    /// sampling only, as in the paper.
-    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
-    pub mask_after: MaskAfter,
-
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -380,6 +373,13 @@ pub struct InfillArgs {
     /// a prompt's suffix.
     #[arg(long, value_name = "STR", default_value = "")]
     pub placeholder: String,
+
+    /// Autoregressive models: after N rejections at one position, compute
+    /// the position's allowed-token mask and sample from it (the rejection
+    /// limit then no longer ends the infill); `off`: rejection sampling
+    /// only, as in the paper.
+    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
+    pub mask_after: MaskAfter,
 
     /// Diffusion models: mask tokens per region (a region may end early).
     #[arg(long, default_value_t = 16)]
@@ -816,7 +816,7 @@ pub struct EvalReportArgs {
 pub const MAX_HOLES: usize = 64;
 
 /// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
-/// [`SamplerArgs::mask_after`]: a count, or none.
+/// [`InfillArgs::mask_after`]: a count, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MaskAfter(pub Option<usize>);
 
