@@ -19,6 +19,8 @@
 //! than N; every grammar here has short completions whenever it has any, and
 //! the test counts how often the engine needed a witness longer than N.
 
+mod common;
+
 use cdiff::recognize::Recognizer;
 use cdiff::{Constraint, Grammar, Partial, Segment, Verdict};
 use std::collections::HashSet;
@@ -120,24 +122,6 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn all_words(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
-    let mut out = vec![Vec::new()];
-    let mut frontier = vec![Vec::new()];
-    for _ in 0..max {
-        let mut next = Vec::new();
-        for w in &frontier {
-            for &a in alphabet {
-                let mut x = w.clone();
-                x.push(a);
-                next.push(x);
-            }
-        }
-        out.extend(next.iter().cloned());
-        frontier = next;
-    }
-    out
-}
-
 /// Whether `text` matches `partial` (holes = any byte string).
 fn matches(partial: &Partial, text: &[u8]) -> bool {
     let segs = partial.segments();
@@ -232,7 +216,7 @@ fn run_case(case: &Case) {
     )
     .unwrap();
     let mut longer = 0;
-    let accepted: Vec<Vec<u8>> = all_words(case.alphabet, case.n)
+    let accepted: Vec<Vec<u8>> = common::words::all_words(case.alphabet, case.n)
         .into_iter()
         .filter(|w| rec.accepts(w).unwrap())
         .collect();

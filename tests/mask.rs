@@ -12,6 +12,7 @@ mod common;
 use cdiff::mask::{Insertion, Vocabulary};
 use cdiff::rng::SplitMix64;
 use cdiff::{Constraint, Grammar, Partial};
+use common::words::all_words;
 
 /// Every byte, then up to `extra` distinct substrings (2–8 bytes) of `docs`.
 fn vocabulary(docs: &[Vec<u8>], extra: usize, rng: &mut SplitMix64) -> Vec<Vec<u8>> {
@@ -242,7 +243,7 @@ fn small_grammars_every_short_partial() {
     for (k, (src, alphabet)) in cases.iter().enumerate() {
         let g = Grammar::from_lark(src, None).unwrap();
         let c = Constraint::compile(&g).unwrap();
-        let words = words(alphabet, 2);
+        let words = all_words(alphabet, 2);
         let vocab = Vocabulary::new(&words);
         let (mut n, mut yes) = (0, 0);
         for left in partials(alphabet, 3) {
@@ -266,31 +267,12 @@ fn small_grammars_every_short_partial() {
     }
 }
 
-/// Every word over `alphabet` of length ≤ `max`.
-fn words(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
-    let mut out = vec![Vec::new()];
-    let mut last = vec![Vec::new()];
-    for _ in 0..max {
-        let mut next = Vec::new();
-        for w in &last {
-            for &a in alphabet {
-                let mut v: Vec<u8> = w.clone();
-                v.push(a);
-                next.push(v);
-            }
-        }
-        out.extend(next.iter().cloned());
-        last = next;
-    }
-    out
-}
-
 /// Every partial output of up to `max` positions (bytes of `alphabet` or
 /// holes).
 fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
     let mut with_hole: Vec<u8> = alphabet.to_vec();
     with_hole.push(0);
-    words(&with_hole, max)
+    all_words(&with_hole, max)
         .into_iter()
         .map(|w| {
             let mut p = Partial::new();

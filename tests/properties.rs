@@ -156,21 +156,10 @@ proptest! {
 
     #[test]
     fn random_partials_witnesses_are_accepted(
-        items in proptest::collection::vec(prop_oneof![
-            Just(None),
-            Just(Some("[")), Just(Some("]")), Just(Some("{")), Just(Some("}")), Just(Some(",")),
-            Just(Some(":")), Just(Some("\"")), Just(Some("1")), Just(Some("-")), Just(Some(".")),
-            Just(Some("e")), Just(Some("tr")), Just(Some("ue")), Just(Some(" ")), Just(Some("\\")),
-        ], 0..10),
+        items in proptest::collection::vec(piece(), 0..10),
     ) {
         let j = json();
-        let mut p = Partial::new();
-        for it in &items {
-            match it {
-                None => p.push_hole(),
-                Some(s) => p.push_text(s),
-            }
-        }
+        let p = partial_of(&items);
         let v = j.c.completable(&p).unwrap();
         prop_assert_eq!(j.c.check(&p).unwrap(), v.is_completable());
         if let Some(done) = v.completion() {
@@ -181,6 +170,18 @@ proptest! {
             prop_assert!(!j.r.accepts(&text).unwrap(), "{:?}: recognizer accepts", p);
         }
     }
+}
+
+/// The partial output of `items` (`None`: a hole).
+fn partial_of(items: &[Option<&str>]) -> Partial {
+    let mut p = Partial::new();
+    for it in items {
+        match it {
+            None => p.push_hole(),
+            Some(s) => p.push_text(s),
+        }
+    }
+    p
 }
 
 /// A piece of a random partial output over JSON's alphabet (`None`: a hole).
@@ -218,13 +219,7 @@ proptest! {
         updates in proptest::collection::vec(proptest::collection::vec(piece(), 1..3), 1..6),
     ) {
         let j = json();
-        let mut p = Partial::new();
-        for it in &items {
-            match it {
-                None => p.push_hole(),
-                Some(s) => p.push_text(s),
-            }
-        }
+        let p = partial_of(&items);
         let (left, right) = p.split_at(at);
         let mut back = left.clone();
         back.append(&right);

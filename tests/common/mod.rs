@@ -2,3 +2,4 @@ pub mod cpp;
 pub mod eval;
 pub mod scratch;
 pub mod shared;
+pub mod words;
