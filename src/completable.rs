@@ -211,15 +211,22 @@ impl Constraint {
             "lexing the partial output",
             self.config.max_memory,
         );
-        self.automaton(partial, &mut budget)
+        self.automaton(partial, &[], &mut budget)
     }
 
-    /// Builds the token automaton of `partial`, charging `budget`.
-    fn automaton(&self, partial: &Partial, budget: &mut Budget) -> Result<TokenNfa> {
+    /// Builds the token automaton of `partial` (hole `h` limited to
+    /// `limits[h]` bytes), charging `budget`.
+    fn automaton(
+        &self,
+        partial: &Partial,
+        limits: &[Option<usize>],
+        budget: &mut Budget,
+    ) -> Result<TokenNfa> {
         TokenNfa::build(
             &self.lexer,
             &self.holes,
             partial,
+            limits,
             budget,
             self.config.partial_states,
         )
@@ -235,7 +242,53 @@ impl Constraint {
             "the completability check",
             self.config.max_memory,
         );
-        let nfa = self.automaton(partial, &mut budget)?;
+        let nfa = self.automaton(partial, &[], &mut budget)?;
+        self.search.check(&nfa, &mut budget)
+    }
+
+    /// [`Constraint::check`] for fills of limited size: hole `h` may hold at
+    /// most `max_bytes[h]` bytes (`None`: any number). A diffusion canvas
+    /// whose hole is `k` mask tokens of at most `b` bytes each can only put
+    /// `k·b` bytes there, so a partial output that needs more (a ring or a
+    /// bracket to close in one remaining mask, `C6CCCC□))`) is refused
+    /// even though longer fills would complete it.
+    ///
+    /// The answer is *sound* for the limited problem: `false` only when no
+    /// fill within the limits completes `partial`. It may say `true` when
+    /// only longer fills exist, because the bytes a fill needs are bounded
+    /// from below by the shortest lexeme of each terminal it emits (exact
+    /// when every terminal is one byte long and none is ignored; separators
+    /// between lexemes and ignored lexemes are not counted). Limits above
+    /// 64 bytes are treated as no limit. It is never `true` where
+    /// [`Constraint::check`] is `false`.
+    ///
+    /// ```
+    /// use cdiff::{Constraint, Grammar, Partial};
+    /// let g = Grammar::from_lark(r#"start: "(" start ")" | "x""#, None)?;
+    /// let c = Constraint::compile(&g)?;
+    /// let p = Partial::new().text("((").hole().text(")");
+    /// assert!(c.check(&p)?);                      // "((x))" needs 2 bytes
+    /// assert!(!c.check_within(&p, &[Some(1)])?);
+    /// assert!(c.check_within(&p, &[Some(2)])?);
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Constraint::check`]; [`ErrorKind::Partial`](crate::ErrorKind::Partial)
+    /// when `max_bytes` does not have one entry per hole.
+    pub fn check_within(&self, partial: &Partial, max_bytes: &[Option<usize>]) -> Result<bool> {
+        if max_bytes.len() != partial.n_holes() {
+            return Err(crate::Error::new(
+                crate::ErrorKind::Partial,
+                format!(
+                    "{} hole limits given for {} holes",
+                    max_bytes.len(),
+                    partial.n_holes()
+                ),
+            ));
+        }
+        let mut budget = self.budget("the completability check");
+        let nfa = self.automaton(partial, max_bytes, &mut budget)?;
         self.search.check(&nfa, &mut budget)
     }
 
@@ -262,7 +315,7 @@ impl Constraint {
             "the completability check",
             self.config.max_memory,
         );
-        let nfa = self.automaton(partial, &mut budget)?;
+        let nfa = self.automaton(partial, &[], &mut budget)?;
         let limit = self.config.max_witness_terminals;
         // The floor lets inputs with a few holes reach their fixpoint; with
         // many, the fixpoint is out of reach and the floor only costs.

@@ -49,6 +49,9 @@ pub struct Lexer {
     pub(crate) dominators: Vec<Vec<u32>>,
     /// The L-states with at least one dominator, as a bitset.
     pub(crate) dominated_set: Vec<u64>,
+    /// Per terminal: the length in bytes of its shortest lexeme (`u32::MAX`
+    /// if it matches nothing). Lower bounds for hole-size limits.
+    pub(crate) min_len: Vec<u32>,
 }
 
 impl Lexer {
@@ -131,6 +134,7 @@ impl Lexer {
             emitting_set: Vec::new(),
             dominators: Vec::new(),
             dominated_set: Vec::new(),
+            min_len: Vec::new(),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();
@@ -190,7 +194,34 @@ impl Lexer {
         }
         lx.compute_hole_closures();
         lx.compute_dominators();
+        lx.compute_min_lens();
         Ok(lx)
+    }
+
+    /// Fills `min_len`: breadth-first over the terminal DFA, a terminal's
+    /// shortest lexeme ends at the first depth where a state accepts it.
+    fn compute_min_lens(&mut self) {
+        let d = &self.dfa;
+        let k = d.n_classes;
+        let mut min_len = vec![u32::MAX; self.n_terms];
+        let mut depth = vec![u32::MAX; d.len()];
+        let mut queue = std::collections::VecDeque::from([d.start()]);
+        depth[d.start() as usize] = 0;
+        while let Some(s) = queue.pop_front() {
+            let ds = depth[s as usize];
+            for &t in d.tags(s) {
+                let m = &mut min_len[t as usize];
+                *m = (*m).min(ds);
+            }
+            for c in 0..k {
+                let n = d.trans[s as usize * k + c];
+                if n != DEAD && depth[n as usize] == u32::MAX {
+                    depth[n as usize] = ds + 1;
+                    queue.push_back(n);
+                }
+            }
+        }
+        self.min_len = min_len;
     }
 
     /// Fills `hole_closure` by a fixpoint over the successor graph, visiting

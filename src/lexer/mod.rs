@@ -40,6 +40,17 @@
 //! matters, so the hole automata are cached per grammar ([`HoleCache`]). Cost:
 //! linear in the text times the number of live configurations per position
 //! (small in practice), plus the hole exits.
+//!
+//! # Holes of limited size
+//!
+//! A hole may come with a limit on its fill's bytes (a diffusion canvas's
+//! run of `k` masks holds at most `k` tokens). The hole's states are then
+//! unrolled by a lower bound on the bytes spent — each terminal emitted by a
+//! lexeme that starts in the hole costs its shortest lexeme — and emissions
+//! past the limit are dropped. This over-approximates the limited fills
+//! (sound: a fill that fits is never refused; exact for one-byte terminals
+//! without ignored ones) at a cost of at most `limit + 2` copies of the
+//! hole's states; limits above 64 bytes count as none.
 
 mod build;
 mod holes;

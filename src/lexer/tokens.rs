@@ -236,11 +236,14 @@ impl TokenNfa {
         out
     }
 
-    /// Builds the automaton of `partial` under `lexer`, spending at most `budget`.
+    /// Builds the automaton of `partial` under `lexer`, spending at most
+    /// `budget`. `limits[h]`, when given, bounds the bytes of hole `h`'s
+    /// fill (see [`Spent`]); holes past the slice are unbounded.
     pub(crate) fn build(
         lexer: &Lexer,
         cache: &HoleCache,
         partial: &Partial,
+        limits: &[Option<usize>],
         budget: &mut Budget,
         max_states: usize,
     ) -> Result<TokenNfa> {
@@ -250,6 +253,7 @@ impl TokenNfa {
         let mut b = Builder {
             lx: lexer,
             layout: &layout,
+            limits,
             seen: FxSet::default(),
             stack: Vec::new(),
         };
@@ -284,17 +288,22 @@ impl TokenNfa {
                         em.emit(lexer, p, l);
                     }
                 }
-                &Node::Hole(p, set) => {
+                &Node::Hole(p, set, used) => {
                     // Emissions inside the hole: the grammar's cached hole
-                    // DFA. Leaving the hole with the lexeme in progress: one
+                    // DFA (unrolled by bytes spent in a limited hole).
+                    // Leaving the hole with the lexeme in progress: one
                     // ε-move to the closure after it, instead of an edge on
                     // every terminal into it (and through it into every later
                     // hole a lexeme can span), which made the automaton
                     // quadratic in the holes.
                     let trans = view.transitions(set, b.keep_after(p));
+                    let limit = b.limit_at(p);
                     let mut out: Vec<(u32, u32)> = Vec::with_capacity(trans.len());
                     for &(t, next) in trans.iter() {
-                        out.push((t, nodes.intern(Node::Hole(p, next), max_states)?));
+                        let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
+                            continue;
+                        };
+                        out.push((t, nodes.intern(Node::Hole(p, next, used), max_states)?));
                     }
                     budget.spend(out.len() as u64)?;
                     let bits = view.bits(set);
@@ -391,8 +400,53 @@ enum Node {
     Start,
     /// A set of chunk configurations (determinised within the chunk).
     Chunk(Confs),
-    /// A hole position and a closed set of lexer states (id in the check's [`HoleView`]).
-    Hole(u32, u32),
+    /// A hole position, a closed set of lexer states (id in the check's
+    /// [`HoleView`]) and, in a limited hole, the bytes spent so far.
+    Hole(u32, u32, Spent),
+}
+
+/// Fills of at most this many bytes are limited exactly as asked (the
+/// hole's states are unrolled by bytes spent); a larger limit is treated as
+/// no limit, which is sound (it only accepts more) and keeps the automaton
+/// within `MAX_LIMIT + 2` copies of a hole's states.
+pub(crate) const MAX_LIMIT: usize = 64;
+
+/// A lower bound on the bytes a limited hole's fill has used so far, from
+/// the terminals emitted inside it: a lexeme that starts in the hole has at
+/// least its terminal's shortest length (`Lexer::min_len`); the first one
+/// may finish a lexeme begun before the hole, which costs nothing if the
+/// hole was entered inside a lexeme (`carry`). Ignored lexemes and the
+/// lexeme still in progress when the hole ends cost nothing. So a fill of
+/// at most `n` bytes is never refused (soundness for the limited problem),
+/// and the limit is exact when every terminal is one byte long and none is
+/// ignored. `Spent(0)`: unlimited hole (no counting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Spent(u32);
+
+impl Spent {
+    /// On entering a hole; `carry`: a lexeme is in progress.
+    fn enter(limit: Option<u32>, carry: bool) -> Spent {
+        match limit {
+            None => Spent(0),
+            // bit 0: the free first emission is used up; bits 1..: bytes, plus one.
+            Some(_) => Spent(2 | (!carry) as u32),
+        }
+    }
+
+    /// After emitting a terminal of shortest length `min_len`; `None` past
+    /// `limit`.
+    fn after(self, limit: Option<u32>, min_len: u32) -> Option<Spent> {
+        let Some(limit) = limit else {
+            return Some(self);
+        };
+        let (bytes, free) = ((self.0 >> 1) - 1, self.0 & 1 == 0);
+        let bytes = if free {
+            bytes
+        } else {
+            bytes.saturating_add(min_len)
+        };
+        (bytes <= limit).then(|| Spent(((bytes + 1) << 1) | 1))
+    }
 }
 
 impl Node {
@@ -408,15 +462,16 @@ impl Node {
             Node::Chunk(set) => set
                 .iter()
                 .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
-            &Node::Hole(p, _) => (p, p),
+            &Node::Hole(p, _, _) => (p, p),
         }
     }
 
     fn order_key(&self) -> u64 {
+        // Positions are below 2^31, bytes spent below 2 · (MAX_LIMIT + 2).
         match self {
             Node::Start => 0,
-            Node::Chunk(set) => 1 + 2 * set.first().map_or(0, |&c| unpack(c).0 as u64),
-            Node::Hole(p, _) => 2 + 2 * *p as u64,
+            Node::Chunk(set) => (1 + 2 * set.first().map_or(0, |&c| unpack(c).0 as u64)) << 16,
+            Node::Hole(p, _, used) => ((2 + 2 * *p as u64) << 16) | used.0 as u64,
         }
     }
 }
@@ -499,6 +554,7 @@ fn reduce(
                     Some((&pos, &local)),
                 );
                 sig.push(u32::MAX - 1);
+                sig.push((k >> 32) as u32);
                 sig.push(k as u32);
                 sig.push(local[x]);
                 class[s as usize] = class_of(&mut sigs, &sig);
@@ -616,9 +672,10 @@ impl Nodes {
         if !set.chunk.is_empty() {
             out.push(self.intern(Node::Chunk(set.chunk), max_states)?);
         }
-        for (p, bits) in set.holes {
+        for (p, bits, carry) in set.holes {
             let id = view.intern(bits, b.follow(p), b.keep_after(p));
-            out.push(self.intern(Node::Hole(p, id), max_states)?);
+            let used = Spent::enter(b.limit_at(p), carry);
+            out.push(self.intern(Node::Hole(p, id, used), max_states)?);
         }
         Ok(out)
     }
@@ -709,8 +766,9 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
 struct ConfSet {
     /// Sorted chunk configurations that can emit or are final.
     chunk: Confs,
-    /// `(hole position, bitset of L-states)`, sorted by position.
-    holes: Vec<(u32, Vec<u64>)>,
+    /// `(hole position, bitset of L-states, whether a lexeme in progress
+    /// enters it)`, sorted by position.
+    holes: Vec<(u32, Vec<u64>, bool)>,
 }
 
 /// The indices of the set bits of `bits`, ascending.
@@ -731,11 +789,24 @@ pub(crate) fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
 struct Builder<'a> {
     lx: &'a Lexer,
     layout: &'a Layout,
+    limits: &'a [Option<usize>],
     seen: FxSet<Conf>,
     stack: Vec<Conf>,
 }
 
 impl Builder<'_> {
+    /// The byte limit of the hole at `p` (`None`: unlimited, or a limit
+    /// above [`MAX_LIMIT`]).
+    fn limit_at(&self, p: u32) -> Option<u32> {
+        if self.limits.is_empty() {
+            return None;
+        }
+        match self.limits.get(self.layout.hole_of(p)) {
+            Some(&Some(n)) if n <= MAX_LIMIT => Some(n as u32),
+            _ => None,
+        }
+    }
+
     /// The lexer states worth leaving the hole at `p`: those that survive the
     /// next byte (ending a lexeme right at the hole's end happens inside the
     /// hole) or, at the end of the text, those between lexemes.
@@ -774,7 +845,7 @@ impl Builder<'_> {
             self.seen.clear();
         }
         self.stack.clear();
-        let mut holes: Vec<(u32, Vec<u64>)> = Vec::new();
+        let mut holes: Vec<(u32, Vec<u64>, bool)> = Vec::new();
         let mut chunk = Confs::new();
         self.stack.extend(seeds.iter().rev());
         while let Some(c) = self.stack.pop() {
@@ -784,10 +855,11 @@ impl Builder<'_> {
                 let hi = match holes.iter().position(|h| h.0 == p) {
                     Some(i) => i,
                     None => {
-                        holes.push((p, vec![0; w]));
+                        holes.push((p, vec![0; w], false));
                         holes.len() - 1
                     }
                 };
+                holes[hi].2 |= !lx.is_fresh(l);
                 let bits = &mut holes[hi].1;
                 if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
                     continue;

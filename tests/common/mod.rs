@@ -1,3 +1,4 @@
+pub mod brute;
 pub mod cpp;
 pub mod eval;
 pub mod scratch;
