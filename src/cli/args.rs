@@ -309,6 +309,12 @@ pub struct SamplerArgs {
     #[arg(long, default_value_t = 100)]
     pub max_rejections: usize,
 
+    /// Diffusion models: a proposal is also refused when some hole could no
+    /// longer be filled within its masks (k masks hold at most k tokens);
+    /// off by default, as in the paper.
+    #[arg(long)]
+    pub limit_holes: bool,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -737,6 +743,12 @@ pub struct EvalRunArgs {
     /// Rejections before con-minus gives up / con uses the witness.
     #[arg(long, default_value_t = 100)]
     pub max_rejections: usize,
+
+    /// Diffusion models: a proposal is also refused when some hole could no
+    /// longer be filled within its masks (k masks hold at most k tokens);
+    /// off by default, as in the paper.
+    #[arg(long)]
+    pub limit_holes: bool,
 
     /// Autoregressive infilling: after N rejections at one position,
     /// compute the position's allowed-token mask and sample from it (the

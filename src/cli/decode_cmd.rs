@@ -233,6 +233,7 @@ pub(super) fn dlm_config(
         None => {}
     }
     cfg.max_rejections = s.max_rejections;
+    cfg.limit_holes = s.limit_holes;
     cfg.seed = s.seed;
     cfg
 }

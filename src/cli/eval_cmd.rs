@@ -178,6 +178,7 @@ pub(super) fn dlm_config(
     }
     cfg.top_p = a.top_p;
     cfg.max_rejections = a.max_rejections;
+    cfg.limit_holes = a.limit_holes;
     cfg.seed = seed;
     cfg
 }

@@ -75,6 +75,37 @@ pub struct AnswerView {
     pub run_holes: Vec<usize>,
 }
 
+impl AnswerView {
+    /// The most bytes each hole of [`AnswerView::partial`] can receive when
+    /// a token stands for at most `max_token_bytes` bytes: its masks times
+    /// that (`None` when that overflows or the hole has no mask run).
+    ///
+    /// ```
+    /// use cdiff::decode::canvas::AnswerView;
+    /// use cdiff::Partial;
+    /// let v = AnswerView {
+    ///     partial: Partial::new().text("C6").hole().text("))").hole(),
+    ///     runs: vec![2..3, 5..9],
+    ///     end: None,
+    ///     run_holes: vec![0, 1],
+    /// };
+    /// assert_eq!(v.hole_limits(1), vec![Some(1), Some(4)]);
+    /// assert_eq!(v.hole_limits(usize::MAX), vec![None, None]);
+    /// ```
+    pub fn hole_limits(&self, max_token_bytes: usize) -> Vec<Option<usize>> {
+        let mut masks = vec![0usize; self.partial.n_holes()];
+        for (run, &h) in self.runs.iter().zip(&self.run_holes) {
+            if let Some(m) = masks.get_mut(h) {
+                *m += run.len();
+            }
+        }
+        masks
+            .into_iter()
+            .map(|m| (m > 0).then(|| m.checked_mul(max_token_bytes)).flatten())
+            .collect()
+    }
+}
+
 enum Piece {
     Bytes(Vec<u8>),
     Hole,

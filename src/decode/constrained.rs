@@ -524,7 +524,7 @@ impl<'a> Decoder<'a, '_> {
             .view(self.codec, &self.canvas[self.prompt_len..])
         {
             None => false,
-            Some(v) => self.judge(pos, tok, v.partial, reuse)?,
+            Some(v) => self.judge(pos, tok, v, reuse)?,
         };
         self.out.time_constraint += t0.elapsed();
         if !ok {
@@ -533,15 +533,19 @@ impl<'a> Decoder<'a, '_> {
         Ok(ok)
     }
 
-    /// Whether `partial` (the canvas with `tok` at `pos`) is completable.
+    /// Whether `view` (the canvas with `tok` at `pos`) is completable.
     fn judge(
         &mut self,
         pos: usize,
         tok: u32,
-        partial: Partial,
+        view: AnswerView,
         reuse: &mut Reuse<'a>,
     ) -> Result<bool> {
         let c = self.constraint.expect("constrained");
+        if self.cfg.limit_holes {
+            return self.check_view(&view);
+        }
+        let partial = view.partial;
         let bytes = self.codec.token_bytes(tok);
         if matches!(reuse, Reuse::First) {
             *reuse = Reuse::Build;
@@ -577,10 +581,22 @@ impl<'a> Decoder<'a, '_> {
         let t0 = Instant::now();
         let ok = match self.layout.view(self.codec, &canvas[self.prompt_len..]) {
             None => false,
-            Some(v) => self.constraint.expect("constrained").check(&v.partial)?,
+            Some(v) => self.check_view(&v)?,
         };
         self.out.time_constraint += t0.elapsed();
         Ok(ok)
+    }
+
+    /// A plain check of `view`, within its holes' masks when
+    /// [`DecodeConfig::limit_holes`] is set.
+    fn check_view(&self, view: &AnswerView) -> Result<bool> {
+        let c = self.constraint.expect("constrained");
+        if self.cfg.limit_holes {
+            let limits = view.hole_limits(self.codec.max_token_bytes());
+            c.check_within(&view.partial, &limits)
+        } else {
+            c.check(&view.partial)
+        }
     }
 
     /// `ConMinus` failure: the output is what was decoded, marked failed.

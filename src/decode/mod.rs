@@ -108,6 +108,14 @@ pub struct DecodeConfig {
     /// Rejections allowed in one decode before `ConMinus` gives up and `Con`
     /// uses the witness.
     pub max_rejections: usize,
+    /// Whether checks also ask that each hole be fillable within its masks:
+    /// a run of `k` masks holds at most `k` tokens, so at most
+    /// `k ·` [`TextCodec::max_token_bytes`](crate::model::TextCodec::max_token_bytes)
+    /// bytes ([`Constraint::check_within`](crate::Constraint::check_within);
+    /// App. E of arXiv 2508.10111). Sound: a token after which the canvas
+    /// can still be completed within its masks is never refused. Off by
+    /// default.
+    pub limit_holes: bool,
     /// Seed of all randomness.
     pub seed: u64,
     /// Constrained bytes before the answer (e.g. a function signature).
@@ -137,6 +145,7 @@ impl DecodeConfig {
             block_length: 32,
             remasking: Remasking::LowConfidence,
             max_rejections: 100,
+            limit_holes: false,
             seed: 0,
             prefill: Vec::new(),
             fence: None,

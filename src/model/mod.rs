@@ -172,4 +172,12 @@ pub trait TextCodec {
     /// The bytes token `id` stands for in generated text (empty for special
     /// tokens and ids past the vocabulary).
     fn token_bytes(&self, id: u32) -> &[u8];
+
+    /// The most bytes one token stands for (an upper bound will do: it
+    /// limits what a run of masks can hold, see
+    /// [`crate::decode::DecodeConfig::limit_holes`]). The default,
+    /// `usize::MAX`, says nothing.
+    fn max_token_bytes(&self) -> usize {
+        usize::MAX
+    }
 }

@@ -115,6 +115,8 @@ fn tok_err(msg: impl Into<String>) -> Error {
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     bytes: Vec<Vec<u8>>,
+    /// The longest entry of `bytes`.
+    max_bytes: usize,
     origin: String,
 }
 
@@ -286,6 +288,7 @@ impl Tokenizer {
         }
         Tokenizer {
             inner,
+            max_bytes: bytes.iter().map(Vec::len).max().unwrap_or(0),
             bytes,
             origin: "a tokenizer built in memory".to_string(),
         }
@@ -329,6 +332,10 @@ impl TextCodec for Tokenizer {
 
     fn token_bytes(&self, id: u32) -> &[u8] {
         self.bytes.get(id as usize).map_or(&[], |b| b.as_slice())
+    }
+
+    fn max_token_bytes(&self) -> usize {
+        self.max_bytes
     }
 }
 
