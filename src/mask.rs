@@ -167,6 +167,8 @@ pub struct Insertion<'c> {
     /// `right` starts with a hole: refusing `s` refuses every `s · x`.
     prefix_closed: bool,
     point: Point,
+    /// Byte limits of the holes of `left` then `right` (empty: none).
+    limits: Vec<Option<usize>>,
     memo: FxMap<Box<[u32]>, bool>,
     rows: Vec<Row>,
     next: Vec<Row>,
@@ -193,12 +195,45 @@ impl<'c> Insertion<'c> {
             right: right.clone(),
             prefix_closed: matches!(right.segments().first(), Some(Segment::Hole)),
             point,
+            limits: Vec::new(),
             memo: FxMap::default(),
             rows: Vec::new(),
             next: Vec::new(),
             key: Vec::new(),
             stats: InsertionStats::default(),
         })
+    }
+
+    /// The same point, answering as [`Constraint::check_within`] with
+    /// `limits` (one per hole of `left`, then of `right`): the language of
+    /// the limited automaton is still a function of the inserted bytes'
+    /// lexing relation, so answers are reused as before. Answers given so
+    /// far are forgotten.
+    ///
+    /// ```
+    /// use cdiff::mask::Insertion;
+    /// use cdiff::{Constraint, Grammar, Partial};
+    /// let g = Grammar::from_lark(r#"start: "(" start ")" | "x""#, None)?;
+    /// let c = Constraint::compile(&g)?;
+    /// let (left, right) = (Partial::new().text("(("), Partial::new().hole());
+    /// let mut at = Insertion::new(&c, &left, &right)?.with_limits(vec![Some(2)]);
+    /// assert!(at.allows(b"x")?); // "((x" + "))"
+    /// assert!(!at.allows(b"(")?); // "(((" needs "x)))"
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    pub fn with_limits(mut self, limits: Vec<Option<usize>>) -> Insertion<'c> {
+        // Refusing `s` refuses `s · x` only without limits: `x` may be
+        // what the limited hole had no room for.
+        self.prefix_closed = matches!(self.right.segments().first(), Some(Segment::Hole))
+            && limits.iter().all(Option::is_none);
+        self.limits = limits;
+        self.memo.clear();
+        self
+    }
+
+    /// The hole limits given to [`Insertion::with_limits`] (empty: none).
+    pub fn limits(&self) -> &[Option<usize>] {
+        &self.limits
     }
 
     /// The number of lexer states at the point: each question costs about
@@ -341,7 +376,21 @@ impl<'c> Insertion<'c> {
         let mut p = self.left.clone();
         p.push_text(bytes);
         p.append(&self.right);
-        let ok = self.constraint.check(&p)?;
+        let ok = if self.limits.is_empty() {
+            self.constraint.check(&p)?
+        } else if p.n_holes() < self.limits.len() {
+            // Nothing inserted between two holes: they are one, with room
+            // for both.
+            let mut limits = self.limits.clone();
+            let k = self.left.n_holes() - 1;
+            limits[k] = limits[k]
+                .zip(limits[k + 1])
+                .map(|(a, b)| a.saturating_add(b));
+            limits.remove(k + 1);
+            self.constraint.check_within(&p, &limits)?
+        } else {
+            self.constraint.check_within(&p, &self.limits)?
+        };
         self.memo.insert(self.key.clone().into_boxed_slice(), ok);
         Ok(ok)
     }

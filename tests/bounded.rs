@@ -158,11 +158,12 @@ fn a_ring_left_open_in_one_mask_is_refused() {
 fn limits_past_the_unrolled_maximum_are_no_limit() {
     let g = Grammar::from_lark(r#"start: "(" start ")" | "x""#, None).unwrap();
     let c = Constraint::compile(&g).unwrap();
-    let p = Partial::new().text("(".repeat(40)).hole();
-    assert!(!c.check_within(&p, &[Some(40)]).unwrap());
-    assert!(c.check_within(&p, &[Some(41)]).unwrap());
-    // 100 bytes are more than are unrolled: treated as no limit.
-    let deep = Partial::new().text("(".repeat(100)).hole();
-    assert!(c.check_within(&deep, &[Some(100)]).unwrap());
+    let p = Partial::new().text("(".repeat(15)).hole();
+    assert!(!c.check_within(&p, &[Some(15)]).unwrap());
+    assert!(c.check_within(&p, &[Some(16)]).unwrap());
+    // 17 bytes are more than are unrolled: treated as no limit.
+    let deep = Partial::new().text("(".repeat(17)).hole();
+    assert!(c.check_within(&deep, &[Some(17)]).unwrap());
+    assert!(!c.check_within(&deep, &[Some(16)]).unwrap());
     assert!(c.check_within(&p, &[Some(3), None]).is_err());
 }

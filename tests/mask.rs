@@ -12,6 +12,7 @@ mod common;
 use cdiff::mask::{Insertion, Vocabulary};
 use cdiff::rng::SplitMix64;
 use cdiff::{Constraint, Grammar, Partial};
+use common::brute::partials;
 use common::words::all_words;
 
 /// Every byte, then up to `extra` distinct substrings (2–8 bytes) of `docs`.
@@ -70,11 +71,22 @@ fn cut(doc: &[u8], rng: &mut SplitMix64) -> (Partial, Partial) {
     (left, right)
 }
 
-fn oracle(c: &Constraint, left: &Partial, t: &[u8], right: &Partial) -> bool {
+/// `check` (no limits) or `check_within` of `left · t · right`.
+fn oracle(
+    c: &Constraint,
+    left: &Partial,
+    t: &[u8],
+    right: &Partial,
+    limits: &[Option<usize>],
+) -> bool {
     let mut p = left.clone();
     p.push_text(t);
     p.append(right);
-    c.check(&p).unwrap()
+    if limits.is_empty() {
+        c.check(&p).unwrap()
+    } else {
+        c.check_within(&p, limits).unwrap()
+    }
 }
 
 /// Mask and `allows` at `cuts` random points of `docs` equal the oracle on
@@ -93,7 +105,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         checks += at.stats().checks;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
         for (id, t) in tokens.iter().enumerate() {
-            let want = oracle(&c, &left, t, &right);
+            let want = oracle(&c, &left, t, &right, &[]);
             assert_eq!(
                 mask[id],
                 want,
@@ -189,7 +201,11 @@ fn advancing_point_equals_checks() {
             assert!(at.allows(own).unwrap(), "the document's own bytes");
             for _ in 0..20 {
                 let t = &tokens[rng.below(tokens.len() as u64) as usize];
-                assert_eq!(at.allows(t).unwrap(), oracle(&c, &left, t, &right), "{t:?}");
+                assert_eq!(
+                    at.allows(t).unwrap(),
+                    oracle(&c, &left, t, &right, &[]),
+                    "{t:?}"
+                );
             }
             at.advance(own);
             pos += n;
@@ -199,7 +215,8 @@ fn advancing_point_equals_checks() {
 
 /// Small grammars where lexing is the hard part, over every partial output
 /// of up to 3 positions before the point and 1 after it from a small
-/// alphabet, and a vocabulary of every word of up to 2 bytes.
+/// alphabet, and a vocabulary of every word of up to 2 bytes; without hole
+/// limits and with every hole limited to 0, 1 or 2 bytes.
 #[test]
 fn small_grammars_every_short_partial() {
     let cases = [
@@ -248,49 +265,40 @@ fn small_grammars_every_short_partial() {
         let (mut n, mut yes) = (0, 0);
         for left in partials(alphabet, 3) {
             for right in partials(alphabet, 1) {
-                let mut at = Insertion::new(&c, &left, &right).unwrap();
-                let mask = at.mask(&vocab).unwrap();
-                for (id, w) in words.iter().enumerate() {
-                    let want = oracle(&c, &left, w, &right);
-                    assert_eq!(
-                        mask[id],
-                        want,
-                        "grammar {k}: {left:?} · {:?} · {right:?}",
-                        String::from_utf8_lossy(w)
-                    );
-                    n += 1;
-                    yes += want as usize;
+                let holes = left.n_holes() + right.n_holes();
+                let limited = (0..3).map(|b| vec![Some(b); holes]);
+                for limits in std::iter::once(Vec::new()).chain(limited) {
+                    let mut at = Insertion::new(&c, &left, &right)
+                        .unwrap()
+                        .with_limits(limits.clone());
+                    let mask = at.mask(&vocab).unwrap();
+                    for (id, w) in words.iter().enumerate() {
+                        let mut limits = limits.clone();
+                        if w.is_empty() && !limits.is_empty() {
+                            let mut p = left.clone();
+                            p.append(&right);
+                            // Two holes side by side become one, with room for both.
+                            if p.n_holes() < limits.len() {
+                                let last = limits.pop().unwrap().unwrap();
+                                let k = left.n_holes() - 1;
+                                limits[k] = Some(limits[k].unwrap() + last);
+                            }
+                        }
+                        let want = oracle(&c, &left, w, &right, &limits);
+                        assert_eq!(
+                            mask[id],
+                            want,
+                            "grammar {k}: {left:?} · {:?} · {right:?}, limits {limits:?}",
+                            String::from_utf8_lossy(w)
+                        );
+                        n += 1;
+                        yes += want as usize;
+                    }
                 }
             }
         }
         assert!(yes > 0 && yes < n, "grammar {k}: {yes} of {n} allowed");
     }
-}
-
-/// Every partial output of up to `max` positions (bytes of `alphabet` or
-/// holes).
-fn partials(alphabet: &[u8], max: usize) -> Vec<Partial> {
-    let mut with_hole: Vec<u8> = alphabet.to_vec();
-    with_hole.push(0);
-    all_words(&with_hole, max)
-        .into_iter()
-        .map(|w| {
-            let mut p = Partial::new();
-            for b in w {
-                if b == 0 {
-                    p.push_hole();
-                } else {
-                    p.push_text([b]);
-                }
-            }
-            p
-        })
-        .fold(Vec::new(), |mut out: Vec<Partial>, p| {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-            out
-        })
 }
 
 /// Report (ignored; needs `../shared`): the mask over the 151,665-token
@@ -342,10 +350,10 @@ fn qwen2_vocabulary_mask_cost() {
             let yes: Vec<usize> = (0..mask.len()).filter(|&i| mask[i]).collect();
             for _ in 0..100 {
                 let id = rng.below(tokens.len() as u64) as usize;
-                assert_eq!(mask[id], oracle(&c, &left, &tokens[id], &right));
+                assert_eq!(mask[id], oracle(&c, &left, &tokens[id], &right, &[]));
                 if !yes.is_empty() {
                     let id = yes[rng.below(yes.len() as u64) as usize];
-                    assert!(oracle(&c, &left, &tokens[id], &right));
+                    assert!(oracle(&c, &left, &tokens[id], &right, &[]));
                 }
             }
         }

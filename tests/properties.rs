@@ -217,6 +217,7 @@ proptest! {
         items in proptest::collection::vec(piece(), 0..10),
         at in 0usize..40,
         updates in proptest::collection::vec(proptest::collection::vec(piece(), 1..3), 1..6),
+        limit in proptest::option::of(0usize..6),
     ) {
         let j = json();
         let p = partial_of(&items);
@@ -224,7 +225,12 @@ proptest! {
         let mut back = left.clone();
         back.append(&right);
         prop_assert_eq!(&back, &p);
-        let mut point = Insertion::new(&j.c, &left, &right).unwrap();
+        // Every hole limited alike, or none.
+        let limits = match limit {
+            Some(k) => vec![Some(k); p.n_holes()],
+            None => Vec::new(),
+        };
+        let mut point = Insertion::new(&j.c, &left, &right).unwrap().with_limits(limits.clone());
         let mut left = left;
         for u in &updates {
             // A token is the update's text pieces (holes dropped).
@@ -232,7 +238,11 @@ proptest! {
             let mut whole = left.clone();
             whole.push_text(&token);
             whole.append(&right);
-            let fresh = j.c.check(&whole).unwrap();
+            let fresh = if limits.is_empty() {
+                j.c.check(&whole).unwrap()
+            } else {
+                j.c.check_within(&whole, &limits).unwrap()
+            };
             prop_assert_eq!(point.allows(token.as_bytes()).unwrap(), fresh, "{:?} + {:?}", whole, token);
             // Accept it as a decoder would only when allowed; otherwise the
             // next proposal goes to the same point.

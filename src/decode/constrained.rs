@@ -533,7 +533,8 @@ impl<'a> Decoder<'a, '_> {
         Ok(ok)
     }
 
-    /// Whether `view` (the canvas with `tok` at `pos`) is completable.
+    /// Whether `view` (the canvas with `tok` at `pos`) is completable
+    /// (within its holes' masks when [`DecodeConfig::limit_holes`] is set).
     fn judge(
         &mut self,
         pos: usize,
@@ -542,21 +543,18 @@ impl<'a> Decoder<'a, '_> {
         reuse: &mut Reuse<'a>,
     ) -> Result<bool> {
         let c = self.constraint.expect("constrained");
-        if self.cfg.limit_holes {
-            return self.check_view(&view);
-        }
-        let partial = view.partial;
         let bytes = self.codec.token_bytes(tok);
         if matches!(reuse, Reuse::First) {
             *reuse = Reuse::Build;
-            return c.check(&partial);
+            return self.check_view(&view);
         }
+        let limits = self.limits(&view);
         if matches!(reuse, Reuse::Build) && !bytes.is_empty() {
             *reuse = Reuse::Off;
             let o = self.layout.offset_of(self.codec, self.answer(), pos);
-            let (left, rest) = partial.split_at(o);
+            let (left, rest) = view.partial.split_at(o);
             let (_, right) = rest.split_at(bytes.len());
-            let at = Insertion::new(c, &left, &right)?;
+            let at = Insertion::new(c, &left, &right)?.with_limits(limits.clone());
             if at.width() <= MAX_WIDTH {
                 *reuse = Reuse::At(Box::new((at, right)));
             }
@@ -567,13 +565,13 @@ impl<'a> Decoder<'a, '_> {
                 let mut same = at.left().clone();
                 same.push_text(bytes);
                 same.append(right);
-                if same == partial {
+                if same == view.partial && at.limits() == limits.as_slice() {
                     at.allows(bytes)
                 } else {
-                    c.check(&partial)
+                    self.check_view(&view)
                 }
             }
-            _ => c.check(&partial),
+            _ => self.check_view(&view),
         }
     }
 
@@ -587,15 +585,25 @@ impl<'a> Decoder<'a, '_> {
         Ok(ok)
     }
 
+    /// The byte limit of each hole of `view` when
+    /// [`DecodeConfig::limit_holes`] is set (empty otherwise).
+    fn limits(&self, view: &AnswerView) -> Vec<Option<usize>> {
+        if self.cfg.limit_holes {
+            view.hole_limits(self.codec.max_token_bytes())
+        } else {
+            Vec::new()
+        }
+    }
+
     /// A plain check of `view`, within its holes' masks when
     /// [`DecodeConfig::limit_holes`] is set.
     fn check_view(&self, view: &AnswerView) -> Result<bool> {
         let c = self.constraint.expect("constrained");
-        if self.cfg.limit_holes {
-            let limits = view.hole_limits(self.codec.max_token_bytes());
-            c.check_within(&view.partial, &limits)
-        } else {
+        let limits = self.limits(view);
+        if limits.is_empty() {
             c.check(&view.partial)
+        } else {
+            c.check_within(&view.partial, &limits)
         }
     }
 
