@@ -681,3 +681,42 @@ fn infill_mask_after_takes_a_count_or_off() {
     assert_eq!(v["masks"], 0);
     assert_eq!(v["valid"], true);
 }
+
+#[test]
+fn check_hole_bytes_refuses_a_ring_closed_in_one_byte() {
+    // The paper's Fig. 8b: two branches to open before `))` need more than
+    // the one byte a single mask of a byte-level model holds.
+    let p = r#"["C6CCCC", null, "))"]"#;
+    let json = |n: &str| -> serde_json::Value {
+        let o = cdiff_stdin(
+            &[
+                "check",
+                "-g",
+                "grammars/smiles.ebnf",
+                "--json",
+                "--hole-bytes",
+                n,
+                "-",
+            ],
+            p,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(stdout(&o).trim()).unwrap()
+    };
+    let one = json("1");
+    assert_eq!(one["completable"], true);
+    assert_eq!(one["within_hole_bytes"], false);
+    assert_eq!(json("8")["within_hole_bytes"], true);
+    let o = cdiff_stdin(
+        &[
+            "check",
+            "-g",
+            "grammars/smiles.ebnf",
+            "--hole-bytes",
+            "1",
+            "-",
+        ],
+        p,
+    );
+    assert!(stdout(&o).contains("holes of at most 1 bytes: not completable"));
+}

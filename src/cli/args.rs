@@ -512,6 +512,13 @@ pub struct CheckArgs {
     #[arg(long, requires = "jsonl")]
     pub fail_fast: bool,
 
+    /// Also decide whether every hole can be filled with at most N bytes
+    /// (a diffusion canvas's run of N masks of a byte-level model): "no" is
+    /// exact (no such fill exists), "yes" may be optimistic (each terminal
+    /// counts its shortest lexeme); limits above 16 count as none.
+    #[arg(long, value_name = "N")]
+    pub hole_bytes: Option<usize>,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 

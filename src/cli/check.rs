@@ -26,6 +26,7 @@ pub fn run(a: &CheckArgs) -> Result<(), CliError> {
         c: &c,
         g: &g,
         recognizer: None,
+        hole_bytes: a.hole_bytes,
     };
     match (&a.jsonl, &a.partial) {
         (Some(cases), _) => run_jsonl(&mut checker, cases, a.fail_fast),
@@ -194,6 +195,8 @@ struct Checker<'a> {
     g: &'a Grammar,
     /// `None`: not built yet; `Some(None)`: building failed (warned once).
     recognizer: Option<Option<Recognizer>>,
+    /// `--hole-bytes`: the byte limit of every hole.
+    hole_bytes: Option<usize>,
 }
 
 /// The result of one check.
@@ -207,6 +210,8 @@ struct Outcome {
     micros: f64,
     /// The independent recognizer's answer, for partial outputs without holes.
     recognizer: Option<bool>,
+    /// With `--hole-bytes`: whether a fill within the limit may exist.
+    within: Option<(usize, bool)>,
 }
 
 impl Checker<'_> {
@@ -223,6 +228,10 @@ impl Checker<'_> {
             Err(e) => return Err(e),
         };
         let micros = micros(t.elapsed());
+        let within = match self.hole_bytes {
+            Some(n) => Some((n, self.c.check_within(p, &vec![Some(n); p.n_holes()])?)),
+            None => None,
+        };
         let recognizer = if p.n_holes() == 0 {
             let text = p.fill(&[])?;
             self.recognize(&text)
@@ -235,6 +244,7 @@ impl Checker<'_> {
             witness_refused,
             micros,
             recognizer,
+            within,
         })
     }
 
@@ -292,6 +302,9 @@ impl Outcome {
         if let Some(m) = &self.witness_refused {
             f.push(("witness_error", Value::from(m.as_str())));
         }
+        if let Some((_, ok)) = self.within {
+            f.push(("within_hole_bytes", Value::Bool(ok)));
+        }
         f
     }
 }
@@ -331,6 +344,11 @@ fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
     if let Some(r) = o.recognizer {
         let says = if r { "accepts" } else { "rejects" };
         writeln!(out, "recognizer: {says}")?;
+    }
+    match o.within {
+        Some((n, true)) => writeln!(out, "holes of at most {n} bytes: maybe")?,
+        Some((n, false)) => writeln!(out, "holes of at most {n} bytes: not completable")?,
+        None => {}
     }
     writeln!(out, "checked in {:.1} µs", o.micros)
 }
