@@ -259,7 +259,7 @@ impl Constraint {
     /// from below by the shortest lexeme of each terminal it emits (exact
     /// when every terminal is one byte long and none is ignored; separators
     /// between lexemes and ignored lexemes are not counted). Limits above
-    /// 16 bytes are treated as no limit (the automaton grows with the
+    /// 8 bytes are treated as no limit (the automaton grows with the
     /// limit). It is never `true` where
     /// [`Constraint::check`] is `false`.
     ///

@@ -412,3 +412,88 @@ fn stats() {
         }
     }
 }
+
+#[test]
+fn masks_change_nothing_where_no_position_reaches_their_count() {
+    // Masks come only after `k` rejections at one position in one step (or
+    // at the rejection limit): a run that never gets there is token for
+    // token the rejection-sampling run. A model that favours the brackets
+    // language, with holes limited to their masks (no dead ends), gets
+    // there in some runs only.
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let mut same = 0;
+    for seed in 0..20 {
+        let decode_with = |mask_after| {
+            let cfg = DecodeConfig {
+                max_rejections: 10_000,
+                mask_after,
+                limit_holes: true,
+                ..small(Mode::Con, ArchStyle::Dream, seed)
+            };
+            let mut m = Harsh::new(seed);
+            m.bias = b"()[]x".iter().map(|&b| (b as u32, 3.0)).collect();
+            decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None).unwrap()
+        };
+        let (plain, masked) = (decode_with(None), decode_with(Some(8)));
+        assert_eq!(plain.masks, 0);
+        if masked.masks == 0 {
+            assert_eq!(masked.tokens, plain.tokens, "seed {seed}");
+            assert_eq!(masked.rejections, plain.rejections);
+            same += 1;
+        }
+        assert!(masked.valid, "seed {seed}");
+    }
+    eprintln!("{same} of 20 runs never reached 8 rejections at a position");
+    assert!(same > 0 && same < 20, "{same}");
+}
+
+#[test]
+fn with_masks_rejections_never_end_con_minus() {
+    // Without masks con-minus gives up at the rejection limit; with them a
+    // position that keeps refusing draws from its mask, so a decode fails
+    // only when positions run out of allowed tokens.
+    for (name, g) in grammars() {
+        let c = Constraint::compile(&g).unwrap();
+        let rec = Recognizer::new(&g).unwrap();
+        let (mut failed_plain, mut failed_masked, mut masks) = (0, 0, 0);
+        for seed in 0..20 {
+            let base = DecodeConfig {
+                max_rejections: 20,
+                ..small(Mode::ConMinus, ArchStyle::Dream, seed)
+            };
+            let plain = run(
+                &c,
+                &DecodeConfig {
+                    mask_after: None,
+                    ..base.clone()
+                },
+                seed,
+            );
+            let masked = run(
+                &c,
+                &DecodeConfig {
+                    mask_after: Some(4),
+                    ..base
+                },
+                seed,
+            );
+            failed_plain += usize::from(plain.failed);
+            failed_masked += usize::from(masked.failed);
+            masks += masked.masks;
+            assert!(!masked.used_witness);
+            if !masked.failed {
+                assert!(
+                    masked.valid && rec.accepts(&masked.text).unwrap(),
+                    "{name} {seed}"
+                );
+            }
+        }
+        eprintln!("{name}: con-minus failed {failed_plain}/20 without masks, {failed_masked}/20 with ({masks} masks)");
+        assert!(masks > 0, "{name}");
+        assert!(
+            failed_masked < failed_plain,
+            "{name}: {failed_masked} vs {failed_plain}"
+        );
+    }
+}

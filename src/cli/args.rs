@@ -315,6 +315,13 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub limit_holes: bool,
 
+    /// After N rejections at one position, compute the position's
+    /// allowed-token mask and sample from it (rejections then no longer end
+    /// a decode or an infill); `off`: rejection sampling only, as in the
+    /// paper.
+    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
+    pub mask_after: MaskAfter,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -379,13 +386,6 @@ pub struct InfillArgs {
     /// a prompt's suffix.
     #[arg(long, value_name = "STR", default_value = "")]
     pub placeholder: String,
-
-    /// Autoregressive models: after N rejections at one position, compute
-    /// the position's allowed-token mask and sample from it (the rejection
-    /// limit then no longer ends the infill); `off`: rejection sampling
-    /// only, as in the paper.
-    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
-    pub mask_after: MaskAfter,
 
     /// Diffusion models: mask tokens per region (a region may end early).
     #[arg(long, default_value_t = 16)]
@@ -515,7 +515,7 @@ pub struct CheckArgs {
     /// Also decide whether every hole can be filled with at most N bytes
     /// (a diffusion canvas's run of N masks of a byte-level model): "no" is
     /// exact (no such fill exists), "yes" may be optimistic (each terminal
-    /// counts its shortest lexeme); limits above 16 count as none.
+    /// counts its shortest lexeme); limits above 8 count as none.
     #[arg(long, value_name = "N")]
     pub hole_bytes: Option<usize>,
 
@@ -757,10 +757,10 @@ pub struct EvalRunArgs {
     #[arg(long)]
     pub limit_holes: bool,
 
-    /// Autoregressive infilling: after N rejections at one position,
-    /// compute the position's allowed-token mask and sample from it (the
-    /// rejection limit then no longer ends the infill); `off`: rejection
-    /// sampling only, as in the paper.
+    /// After N rejections at one position, compute the position's
+    /// allowed-token mask and sample from it (rejections then no longer end
+    /// a decode or an infill); `off`: rejection sampling only, as in the
+    /// paper.
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
 
@@ -835,7 +835,7 @@ pub struct EvalReportArgs {
 pub const MAX_HOLES: usize = 64;
 
 /// Parses `N` or `LO..HI` (also `LO..=HI`), 1 ≤ LO ≤ HI ≤ [`MAX_HOLES`].
-/// [`InfillArgs::mask_after`]: a count, or none.
+/// [`SamplerArgs::mask_after`]: a count, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MaskAfter(pub Option<usize>);
 

@@ -143,6 +143,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
                 "forward_passes": out.forward_passes,
                 "accepted": out.accepted,
                 "rejected": out.rejections,
+                "masks": out.masks,
                 "used_witness": out.used_witness,
                 "text_fallback": out.text_fallback,
                 "micros_model": micros(out.time_model),
@@ -234,6 +235,7 @@ pub(super) fn dlm_config(
     }
     cfg.max_rejections = s.max_rejections;
     cfg.limit_holes = s.limit_holes;
+    cfg.mask_after = s.mask_after.0;
     cfg.seed = s.seed;
     cfg
 }

@@ -179,6 +179,7 @@ pub(super) fn dlm_config(
     cfg.top_p = a.top_p;
     cfg.max_rejections = a.max_rejections;
     cfg.limit_holes = a.limit_holes;
+    cfg.mask_after = a.mask_after.0;
     cfg.seed = seed;
     cfg
 }

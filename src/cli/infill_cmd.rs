@@ -99,7 +99,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             max_rejections: s.max_rejections,
             max_tokens: a.max_tokens,
             placeholder: a.placeholder.clone().into_bytes(),
-            mask_after: a.mask_after.0,
+            mask_after: s.mask_after.0,
         };
         infill_ar(
             &mut m.model,

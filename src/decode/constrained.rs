@@ -22,8 +22,20 @@
 //!   not change). A canvas that breaks the structural rules (ordinary token
 //!   after EOS, missing fence) is rejected without a check.
 //!
-//!   When the rejections of the whole decode reach `max_rejections`, or the
-//!   steps end with masks left (positions exhausted), `ConMinus` stops and
+//!   **Masks** ([`DecodeConfig::mask_after`], default 8): after that many
+//!   rejections at one position in one step, or once `max_rejections` is
+//!   reached, the position's allowed-token mask is computed from its
+//!   insertion point ([`Insertion::mask`]: exactly the ids a check would
+//!   accept; ids without bytes are left to the check) and the sampler is
+//!   restricted to it, so the next draw is one the constraint keeps, drawn
+//!   from the masked distribution — what unlimited rejection sampling at
+//!   that position draws from. Rejections then never end a decode. Runs that
+//!   never reach that many rejections at a position are token for token
+//!   those of plain rejection sampling.
+//!
+//!   When the steps end with masks left (positions exhausted), or, without
+//!   masks (`mask_after: None`, the paper's algorithm), when the rejections
+//!   of the whole decode reach `max_rejections`, `ConMinus` stops and
 //!   reports failure; `Con` asks [`Constraint::completable`] for a witness
 //!   of the current canvas and writes it in: each hole's fill is encoded
 //!   with [`TextCodec::encode`] into that hole's mask run; a shorter fill is
@@ -56,7 +68,7 @@ use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, Ll
 use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
 use crate::completable::{Constraint, Verdict};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mask::Insertion;
+use crate::mask::{Insertion, Vocabulary};
 use crate::model::{Denoiser, SpecialTokens, TextCodec};
 use crate::partial::Partial;
 use crate::rng::SplitMix64;
@@ -69,10 +81,13 @@ enum Reuse<'a> {
     First,
     /// After a rejection: build the insertion point.
     Build,
-    /// Plain checks: the point has too many lexer states to pay off.
-    Off,
-    /// Through the insertion point at the position.
-    At(Box<(Insertion<'a>, Partial)>),
+    /// The insertion point at the position and the partial output after
+    /// the token; proposals go through it only if `answers` (it has at most
+    /// [`MAX_WIDTH`] lexer states), masks always.
+    At {
+        point: Box<(Insertion<'a>, Partial)>,
+        answers: bool,
+    },
 }
 
 /// Most lexer states at an insertion point worth using it (see
@@ -206,6 +221,7 @@ pub fn decode_answer(
             forward_passes: 0,
             accepted: 0,
             rejections: 0,
+            masks: 0,
             time_model: Default::default(),
             time_constraint: Default::default(),
             used_witness: false,
@@ -213,6 +229,7 @@ pub fn decode_answer(
             region_fills: Vec::new(),
         },
         on_step,
+        vocab: None,
     };
     d.run()
 }
@@ -237,6 +254,8 @@ struct Decoder<'a, 'b> {
     params: SampleParams,
     out: DecodeOutput,
     on_step: Option<&'b mut dyn FnMut(&StepInfo)>,
+    /// The vocabulary as a byte trie, built at the first mask.
+    vocab: Option<Vocabulary>,
 }
 
 impl<'a> Decoder<'a, '_> {
@@ -387,6 +406,7 @@ impl<'a> Decoder<'a, '_> {
                     let mut sampler: Option<RowSampler> = None;
                     let mut reuse = Reuse::First;
                     let mut tok = first;
+                    let (mut here, mut masked) = (0, false);
                     if self.layout.forced_end(self.answer(), pos) {
                         // An EOS was committed earlier in this step: only
                         // EOS/pad may follow (structural, no check).
@@ -399,7 +419,9 @@ impl<'a> Decoder<'a, '_> {
                             continue 'positions;
                         }
                         self.out.rejections += 1;
-                        if self.out.rejections >= self.cfg.max_rejections {
+                        here += 1;
+                        let spent = self.out.rejections >= self.cfg.max_rejections;
+                        if spent && self.cfg.mask_after.is_none() {
                             stop = Stop::OutOfRejections;
                             break 'positions;
                         }
@@ -408,7 +430,16 @@ impl<'a> Decoder<'a, '_> {
                             let row = self.row(&rows, r, pos, &end_ids, constrained)?;
                             sampler = Some(RowSampler::new(&row, &self.params, seed));
                         }
-                        tok = sampler.as_mut().and_then(RowSampler::next_token);
+                        let s = sampler.as_mut().expect("built above");
+                        if let Some(k) = self.cfg.mask_after {
+                            if !masked && (here >= k || spent) {
+                                masked = true;
+                                if let Some(allowed) = self.mask(&mut reuse, s.len())? {
+                                    s.restrict(&allowed);
+                                }
+                            }
+                        }
+                        tok = s.next_token();
                     }
                 }
             }
@@ -550,17 +581,21 @@ impl<'a> Decoder<'a, '_> {
         }
         let limits = self.limits(&view);
         if matches!(reuse, Reuse::Build) && !bytes.is_empty() {
-            *reuse = Reuse::Off;
             let o = self.layout.offset_of(self.codec, self.answer(), pos);
             let (left, rest) = view.partial.split_at(o);
             let (_, right) = rest.split_at(bytes.len());
             let at = Insertion::new(c, &left, &right)?.with_limits(limits.clone());
-            if at.width() <= MAX_WIDTH {
-                *reuse = Reuse::At(Box::new((at, right)));
-            }
+            let answers = at.width() <= MAX_WIDTH;
+            *reuse = Reuse::At {
+                point: Box::new((at, right)),
+                answers,
+            };
         }
         match reuse {
-            Reuse::At(point) if !bytes.is_empty() => {
+            Reuse::At {
+                point,
+                answers: true,
+            } if !bytes.is_empty() => {
                 let (at, right) = &mut **point;
                 let mut same = at.left().clone();
                 same.push_text(bytes);
@@ -573,6 +608,29 @@ impl<'a> Decoder<'a, '_> {
             }
             _ => self.check_view(&view),
         }
+    }
+
+    /// The allowed ids at the position of `reuse`'s insertion point, for a
+    /// vocabulary of `n` ids: those whose bytes keep the canvas completable,
+    /// and every id without bytes (EOS, pad: judged by a check when drawn).
+    /// `None` when there is no point (only byte-less tokens were tried).
+    fn mask(&mut self, reuse: &mut Reuse<'a>, n: usize) -> Result<Option<Vec<bool>>> {
+        let Reuse::At { point, .. } = reuse else {
+            return Ok(None);
+        };
+        let t0 = Instant::now();
+        let codec = self.codec;
+        let vocab = self.vocab.get_or_insert_with(|| {
+            let tokens: Vec<&[u8]> = (0..n as u32).map(|id| codec.token_bytes(id)).collect();
+            Vocabulary::new(&tokens)
+        });
+        let mut allowed = point.0.mask(vocab)?;
+        for (id, a) in allowed.iter_mut().enumerate() {
+            *a |= codec.token_bytes(id as u32).is_empty();
+        }
+        self.out.time_constraint += t0.elapsed();
+        self.out.masks += 1;
+        Ok(Some(allowed))
     }
 
     fn check_canvas(&mut self, canvas: &[u32]) -> Result<bool> {

@@ -116,6 +116,13 @@ pub struct DecodeConfig {
     /// can still be completed within its masks is never refused. Off by
     /// default.
     pub limit_holes: bool,
+    /// After this many rejections at one position in one step (or once
+    /// `max_rejections` is reached), the position's allowed-token mask is
+    /// computed ([`crate::mask::Insertion::mask`]) and the rest of its
+    /// draws come from the masked distribution — what unlimited rejection
+    /// sampling draws from — so rejections no longer end the decode.
+    /// `None`: rejection sampling only, as in the paper.
+    pub mask_after: Option<usize>,
     /// Seed of all randomness.
     pub seed: u64,
     /// Constrained bytes before the answer (e.g. a function signature).
@@ -146,6 +153,7 @@ impl DecodeConfig {
             remasking: Remasking::LowConfidence,
             max_rejections: 100,
             limit_holes: false,
+            mask_after: Some(8),
             seed: 0,
             prefill: Vec::new(),
             fence: None,
@@ -263,6 +271,8 @@ pub struct DecodeOutput {
     pub accepted: usize,
     /// Tokens rejected by the constraint.
     pub rejections: usize,
+    /// Allowed-token masks computed ([`DecodeConfig::mask_after`]).
+    pub masks: usize,
     /// Time in the model (forward passes and copying logits).
     pub time_model: Duration,
     /// Time in completability checks and the witness.

@@ -274,6 +274,16 @@ impl RowSampler {
         self.confidence
     }
 
+    /// The number of ids (the row's width).
+    pub fn len(&self) -> usize {
+        self.key.len()
+    }
+
+    /// Whether the row has no ids.
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty()
+    }
+
     /// From now on never draws an id whose entry in `allowed` is false (or
     /// past its end): the next draw is one of the allowed ids, from the
     /// renormalized rest as after rejections, so restricting after a mask is

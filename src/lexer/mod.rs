@@ -50,7 +50,7 @@
 //! past the limit are dropped. This over-approximates the limited fills
 //! (sound: a fill that fits is never refused; exact for one-byte terminals
 //! without ignored ones) at a cost of at most `limit + 2` copies of the
-//! hole's states; limits above 16 bytes count as none.
+//! hole's states; limits above 8 bytes count as none.
 
 mod build;
 mod holes;

@@ -409,11 +409,12 @@ enum Node {
 /// are unrolled by bytes spent); a larger limit is treated as no limit,
 /// which is sound (it only accepts more) and keeps the automaton within
 /// `MAX_LIMIT + 2` copies of a hole's states. The search's work grows with
-/// those copies: on json-tiny's schema canvases, constraint time per
-/// sample was 2.7 ms without limits, 14 ms with this cap and 177 ms with a
-/// cap of 64, while the limits that change decisions are those of the last
-/// few masks of a hole.
-pub(crate) const MAX_LIMIT: usize = 16;
+/// those copies, and a canvas has many small holes: on json-tiny's schema
+/// canvases the constraint's time per sample was 1.9 ms without limits,
+/// 5.0 / 7.0 / 14 / 177 ms with a cap of 4 / 8 / 16 / 64 bytes. The limits
+/// that change decisions are those of the last few masks of a hole:
+/// smiles-tiny's con-minus finished as often with a cap of 2 as of 16.
+pub(crate) const MAX_LIMIT: usize = 8;
 
 /// A lower bound on the bytes a limited hole's fill has used so far, from
 /// the terminals emitted inside it: a lexeme that starts in the hole has at
