@@ -613,11 +613,17 @@ impl<'a> Decoder<'a, '_> {
     /// The allowed ids at the position of `reuse`'s insertion point, for a
     /// vocabulary of `n` ids: those whose bytes keep the canvas completable,
     /// and every id without bytes (EOS, pad: judged by a check when drawn).
-    /// `None` when there is no point (only byte-less tokens were tried).
+    /// `None` when there is no point (only byte-less tokens were tried), or
+    /// when no hole follows the position in a fenced answer: there a token
+    /// may complete the closing fence, which the canvas's text drops, so
+    /// inserting bytes at the point is not what the canvas does.
     fn mask(&mut self, reuse: &mut Reuse<'a>, n: usize) -> Result<Option<Vec<bool>>> {
         let Reuse::At { point, .. } = reuse else {
             return Ok(None);
         };
+        if self.layout.fence.is_some() && point.1.n_holes() == 0 {
+            return Ok(None);
+        }
         let t0 = Instant::now();
         let codec = self.codec;
         let vocab = self.vocab.get_or_insert_with(|| {
