@@ -78,7 +78,9 @@ pub struct AnswerView {
 impl AnswerView {
     /// The most bytes each hole of [`AnswerView::partial`] can receive when
     /// a token stands for at most `max_token_bytes` bytes: its masks times
-    /// that (`None` when that overflows or the hole has no mask run).
+    /// that (`None` when that is unknown — `usize::MAX`, the default of
+    /// [`TextCodec::max_token_bytes`] — or overflows, or the hole has no
+    /// mask run).
     ///
     /// ```
     /// use cdiff::decode::canvas::AnswerView;
@@ -101,7 +103,10 @@ impl AnswerView {
         }
         masks
             .into_iter()
-            .map(|m| (m > 0).then(|| m.checked_mul(max_token_bytes)).flatten())
+            .map(|m| {
+                let known = m > 0 && max_token_bytes != usize::MAX;
+                known.then(|| m.checked_mul(max_token_bytes)).flatten()
+            })
             .collect()
     }
 }
