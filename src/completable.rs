@@ -237,12 +237,14 @@ impl Constraint {
     /// # Errors
     /// As [`Constraint::completable`].
     pub fn check(&self, partial: &Partial) -> Result<bool> {
-        let mut budget = Budget::with_memory(
-            self.config.budget,
-            "the completability check",
-            self.config.max_memory,
-        );
-        let nfa = self.automaton(partial, &[], &mut budget)?;
+        self.decide(partial, &[])
+    }
+
+    /// The emptiness search on `partial`'s automaton, holes limited by
+    /// `limits` (empty: none).
+    fn decide(&self, partial: &Partial, limits: &[Option<usize>]) -> Result<bool> {
+        let mut budget = self.budget("the completability check");
+        let nfa = self.automaton(partial, limits, &mut budget)?;
         self.search.check(&nfa, &mut budget)
     }
 
@@ -288,9 +290,7 @@ impl Constraint {
                 ),
             ));
         }
-        let mut budget = self.budget("the completability check");
-        let nfa = self.automaton(partial, max_bytes, &mut budget)?;
-        self.search.check(&nfa, &mut budget)
+        self.decide(partial, max_bytes)
     }
 
     /// Decides whether `partial` is completable and, if so, returns a completion.
