@@ -2,6 +2,7 @@
 //! the budget runs out, instead of hanging or guessing.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::hash::{FxMap, FxSet};
 
 /// A countdown of work units.
 #[derive(Clone, Debug)]
@@ -39,6 +40,18 @@ impl Budget {
             memory_at_start: crate::memory::allocated().unwrap_or(0),
             next_memory_check: units.saturating_sub(MEMORY_CHECK_EVERY),
             ..Budget::new(units, what)
+        }
+    }
+
+    /// The bytes in use the search's containers may grow to (see
+    /// [`Ceiling`]).
+    pub(crate) fn ceiling(&self) -> Ceiling {
+        match (self.max_memory, crate::memory::allocated()) {
+            (Some(limit), Some(_)) => Ceiling {
+                start: self.memory_at_start,
+                limit,
+            },
+            _ => Ceiling::NONE,
         }
     }
 
@@ -87,6 +100,139 @@ impl Budget {
             ));
         }
         Ok(())
+    }
+}
+
+/// The memory limit of a search, looked at before one of its containers
+/// grows. The budget looks at the bytes in use only every 2¹⁶ units, and one
+/// doubling of a large table (a hash set or an arena of a hundred MiB) can
+/// happen between two looks: measured peaks reached 1.8× the limit. Growing
+/// through a ceiling instead asks first whether the memory in use plus the
+/// new allocation stays within the limit, so a search's peak stays within
+/// its limit (the containers that grow with the input all grow this way).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ceiling {
+    /// Bytes in use when the search started.
+    start: usize,
+    /// Bytes the search may add.
+    limit: usize,
+}
+
+/// The result of growing within a [`Ceiling`].
+pub(crate) type Fits<T = ()> = std::result::Result<T, OverLimit>;
+
+/// A container of a search would have grown past its [`Ceiling`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OverLimit {
+    /// What the search would have added, in bytes.
+    grown: usize,
+    /// What it may add.
+    limit: usize,
+}
+
+impl From<OverLimit> for Error {
+    #[cold]
+    fn from(o: OverLimit) -> Error {
+        Error::new(
+            ErrorKind::SizeLimit,
+            format!(
+                "the search stopped at the memory limit: it would have grown by {}, more than {} \
+                 (raise Config::max_memory / --max-memory)",
+                size(o.grown),
+                size(o.limit)
+            ),
+        )
+    }
+}
+
+impl Ceiling {
+    /// No limit (none set, or the counting allocator is not installed).
+    pub(crate) const NONE: Ceiling = Ceiling {
+        start: 0,
+        limit: usize::MAX,
+    };
+
+    /// Whether `bytes` more may be allocated now.
+    #[inline]
+    pub(crate) fn admit(self, bytes: usize) -> Fits {
+        if self.limit == usize::MAX {
+            return Ok(());
+        }
+        self.admit_slow(bytes)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn admit_slow(self, bytes: usize) -> Fits {
+        let used = crate::memory::allocated().unwrap_or(0);
+        let grown = used.saturating_sub(self.start).saturating_add(bytes);
+        if grown > self.limit {
+            return Err(OverLimit {
+                grown,
+                limit: self.limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes room for `additional` more elements in `v`, admitting the
+    /// allocation first when `v` must grow (to at least twice its capacity,
+    /// as `Vec` does).
+    #[inline]
+    pub(crate) fn reserve<T>(self, v: &mut Vec<T>, additional: usize) -> Fits {
+        if v.capacity() - v.len() >= additional {
+            return Ok(());
+        }
+        self.grow(v, additional)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow<T>(self, v: &mut Vec<T>, additional: usize) -> Fits {
+        let want = (v.len().saturating_add(additional))
+            .max(v.capacity().saturating_mul(2))
+            .max(4);
+        self.admit(want.saturating_mul(std::mem::size_of::<T>()))?;
+        v.reserve_exact(want - v.len());
+        Ok(())
+    }
+
+    /// Pushes `x` onto `v` (see [`Ceiling::reserve`]).
+    #[inline]
+    pub(crate) fn push<T>(self, v: &mut Vec<T>, x: T) -> Fits {
+        self.reserve(v, 1)?;
+        v.push(x);
+        Ok(())
+    }
+
+    /// Admits the growth of a hash table of `len` entries of `entry` bytes
+    /// and capacity `capacity` that is about to take one more: a table
+    /// full to its capacity doubles its buckets (a byte of control data per
+    /// bucket besides the entry).
+    #[inline]
+    pub(crate) fn room_in_table(self, len: usize, capacity: usize, entry: usize) -> Fits {
+        if len < capacity {
+            return Ok(());
+        }
+        let buckets = (capacity.saturating_add(1).saturating_mul(8) / 7)
+            .max(4)
+            .next_power_of_two();
+        self.admit(buckets.saturating_mul(2).saturating_mul(entry + 1))
+    }
+
+    /// Inserts `k` into `set` (see [`Ceiling::room_in_table`]); whether it
+    /// was new.
+    #[inline]
+    pub(crate) fn insert<K: std::hash::Hash + Eq>(self, set: &mut FxSet<K>, k: K) -> Fits<bool> {
+        self.room_in_table(set.len(), set.capacity(), std::mem::size_of::<K>())?;
+        Ok(set.insert(k))
+    }
+
+    /// Makes room for one more entry in `map` (see
+    /// [`Ceiling::room_in_table`]).
+    #[inline]
+    pub(crate) fn room_in_map<K, V>(self, map: &FxMap<K, V>) -> Fits {
+        self.room_in_table(map.len(), map.capacity(), std::mem::size_of::<(K, V)>())
     }
 }
 

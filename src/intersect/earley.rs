@@ -27,7 +27,7 @@
 
 use super::table::{Heads, KeySet, MaxQueue, NIL};
 use super::{key, Intersector};
-use crate::budget::Budget;
+use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
 use crate::lexer::{EpsClosure, TokenNfa};
 
@@ -120,6 +120,8 @@ struct Earley<'a> {
     /// `(origin, symbol, end, cell)`: `cell` is the completion's cell in
     /// `ends`; waiting cells from then on already saw it.
     wakes: Vec<(u32, u32, u32, u32)>,
+    /// What the tables may grow to.
+    ceiling: Ceiling,
 }
 
 /// How long phase 1 runs.
@@ -146,26 +148,28 @@ pub(crate) fn search(
     let mut stop_after: Option<u64> = None;
     let n = dfa.len() as u64;
     let nts = (g.n_syms - g.n_terms) as u64;
+    let ceiling = budget.ceiling();
     let mut e = Earley {
         g,
         dfa,
         n,
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
-        work: MaxQueue::new(dfa.len()),
-        predicted: KeySet::new(nts * n, cap(16, dfa.len())),
-        waiting: Heads::new(nts * n, cap(32, dfa.len())),
-        ends: Heads::new(nts * n, cap(16, dfa.len())),
+        work: MaxQueue::new(dfa.len(), ceiling)?,
+        predicted: KeySet::new(nts * n, cap(16, dfa.len()), ceiling)?,
+        waiting: Heads::new(nts * n, cap(32, dfa.len()), ceiling)?,
+        ends: Heads::new(nts * n, cap(16, dfa.len()), ceiling)?,
         arena: Vec::with_capacity(cap(64, dfa.len())),
         chart: Chart {
-            done: KeySet::new(nts * n * n, cap(16, dfa.len())),
+            done: KeySet::new(nts * n * n, cap(16, dfa.len()), ceiling)?,
             n,
             n_terms: g.n_terms,
             goal: None,
             fixpoint: false,
-            scanned: KeySet::new(g.n_terms as u64 * n, cap(4, dfa.len())),
+            scanned: KeySet::new(g.n_terms as u64 * n, cap(4, dfa.len()), ceiling)?,
         },
         wakes: Vec::new(),
+        ceiling,
         is_start: vec![false; dfa.len()],
         eps: EpsClosure::new(dfa),
         closure: Vec::new(),
@@ -174,7 +178,7 @@ pub(crate) fn search(
     };
     for s in dfa.closure(&[dfa.start]) {
         e.is_start[s as usize] = true;
-        e.predict(s, g.start);
+        e.predict(s, g.start)?;
     }
     loop {
         if e.chart.goal.is_some() {
@@ -205,7 +209,7 @@ pub(crate) fn search(
                 budget.spend(1)?;
                 let (it, next) = e.arena[c as usize];
                 let (prod, dot, origin, _) = unitem(it);
-                e.advance(prod, dot, origin, k);
+                e.advance(prod, dot, origin, k)?;
                 c = next;
             }
             continue;
@@ -219,13 +223,13 @@ pub(crate) fn search(
         let y = rhs[dot as usize];
         if y < g.n_terms {
             let at = e.chart.scan_index(j, y);
-            e.chart.scanned.insert(at);
+            e.chart.scanned.insert(at)?;
             let es = &dfa.edges[j as usize];
             let from = es.partition_point(|&(t, _)| t < y);
             let to = es[from..].iter().take_while(|&&(t, _)| t == y);
             if to.clone().all(|&(_, k)| dfa.eps[k as usize].is_empty()) {
                 for &(_, k) in to {
-                    e.advance(prod, dot, origin, k);
+                    e.advance(prod, dot, origin, k)?;
                 }
             } else {
                 // A terminal lands on its targets and on every state their
@@ -234,7 +238,7 @@ pub(crate) fn search(
                 // are closed under ε-moves and nothing else follows them.
                 let land = e.close(to.map(|&(_, k)| k), budget)?;
                 for &k in &land {
-                    e.advance(prod, dot, origin, k);
+                    e.advance(prod, dot, origin, k)?;
                 }
                 e.closure = land;
             }
@@ -242,17 +246,17 @@ pub(crate) fn search(
             // Wait for y at j; use completions already known.
             let s = e.side(j, y);
             let head = e.waiting.get(s);
-            e.arena.push((it, head));
+            e.ceiling.push(&mut e.arena, (it, head))?;
             let cell = e.arena.len() as u32 - 1;
-            e.waiting.set(s, cell);
+            e.waiting.set(s, cell)?;
             let mut i = e.ends.get(s);
             while i != NIL {
                 budget.spend(1)?;
                 let (k, next) = e.arena[i as usize];
-                e.advance(prod, dot, origin, k as u32);
+                e.advance(prod, dot, origin, k as u32)?;
                 i = next;
             }
-            e.predict(j, y);
+            e.predict(j, y)?;
         }
     }
     Ok(e.chart)
@@ -280,16 +284,16 @@ impl Earley<'_> {
     }
 
     /// Adds the item `(prod, 1, origin)` at `state`.
-    fn add(&mut self, prod: u32, origin: u32, state: u32) {
+    fn add(&mut self, prod: u32, origin: u32, state: u32) -> Fits {
         let it = item(prod, 1, origin, state);
         #[cfg(debug_assertions)]
         assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
-        self.work.push(state, it);
+        self.work.push(state, it)
     }
 
-    fn predict(&mut self, j: u32, a: u32) {
-        if !self.predicted.insert(self.side(j, a)) {
-            return;
+    fn predict(&mut self, j: u32, a: u32) -> Fits {
+        if !self.predicted.insert(self.side(j, a))? {
+            return Ok(());
         }
         let g = self.g;
         for &p in &g.prods_of[a as usize] {
@@ -299,38 +303,39 @@ impl Earley<'_> {
                 // its ε-moves reach, and predicts there; so no triple needs
                 // to start with an ε-move, and every triple's word is
                 // nonempty or its ends equal — the triples phase 2 builds.
-                self.complete(j, a, j);
+                self.complete(j, a, j)?;
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
-                self.work.push(j, item(p, 0, j, j));
+                self.work.push(j, item(p, 0, j, j))?;
             }
         }
+        Ok(())
     }
 
     /// Moves the dot of `(prod, dot, origin)` over one symbol, ending at `k`.
-    fn advance(&mut self, prod: u32, dot: u32, origin: u32, k: u32) {
+    fn advance(&mut self, prod: u32, dot: u32, origin: u32, k: u32) -> Fits {
         let (a, _, len) = self.g.prods[prod as usize];
         if dot + 1 == len as u32 {
-            self.complete(origin, a, k);
+            self.complete(origin, a, k)
         } else {
             // Right-hand sides have at most two symbols: the dot is now 1.
-            self.add(prod, origin, k);
+            self.add(prod, origin, k)
         }
     }
 
-    fn complete(&mut self, i: u32, a: u32, k: u32) {
-        if !self.chart.done.insert(self.chart.index(i, a, k)) {
-            return;
+    fn complete(&mut self, i: u32, a: u32, k: u32) -> Fits {
+        if !self.chart.done.insert(self.chart.index(i, a, k))? {
+            return Ok(());
         }
         if a == self.g.start && self.is_start[i as usize] && self.dfa.finals[k as usize] {
             self.chart.goal.get_or_insert(key(i, a, k));
         }
         let s = self.side(i, a);
         let head = self.ends.get(s);
-        self.arena.push((k as u64, head));
+        self.ceiling.push(&mut self.arena, (k as u64, head))?;
         let cell = self.arena.len() as u32 - 1;
-        self.ends.set(s, cell);
-        self.wakes.push((i, a, k, cell));
+        self.ends.set(s, cell)?;
+        self.ceiling.push(&mut self.wakes, (i, a, k, cell))
     }
 }

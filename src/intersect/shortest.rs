@@ -17,7 +17,7 @@
 
 use super::earley::Chart;
 use super::{key, side, unkey, Intersector};
-use crate::budget::Budget;
+use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
@@ -47,8 +47,9 @@ pub(crate) fn witness(
     budget: &mut Budget,
     max_terminals: u32,
 ) -> Result<Option<Vec<(u32, u32)>>> {
-    let mut queue = Queue::default();
-    let mut adj = Adjacency::default();
+    let ceiling = budget.ceiling();
+    let mut queue = Queue::new(ceiling);
+    let mut adj = Adjacency::new(ceiling);
     let mut is_start = vec![false; dfa.len()];
     for s in dfa.closure(&[dfa.start]) {
         is_start[s as usize] = true;
@@ -71,12 +72,12 @@ pub(crate) fn witness(
             if !chart.was_scanned(p as u32, t) {
                 continue;
             }
-            queue.offer(key(p as u32, t, q), 1, Reason::Edge);
+            queue.offer(key(p as u32, t, q), 1, Reason::Edge)?;
             if !dfa.eps[q as usize].is_empty() {
                 eps.close(dfa, [q], &mut land);
                 budget.spend(land.len() as u64)?;
                 for &r in &land[1..] {
-                    queue.offer(key(p as u32, t, r), 1, Reason::Edge);
+                    queue.offer(key(p as u32, t, r), 1, Reason::Edge)?;
                 }
             }
         }
@@ -89,11 +90,11 @@ pub(crate) fn witness(
             break;
         }
         let (p, x, q) = unkey(k);
-        adj.insert(p, x, q, c);
+        adj.insert(p, x, q, c)?;
         for &a in &g.by_unit[x as usize] {
             let nk = key(p, a, q);
             if allowed(nk) {
-                queue.offer(nk, c, Reason::Unit(x));
+                queue.offer(nk, c, Reason::Unit(x))?;
             }
         }
         for &(a, y) in &g.by_left[x as usize] {
@@ -103,7 +104,7 @@ pub(crate) fn witness(
                 let (r, c2, next) = adj.arena[i as usize];
                 let nk = key(p, a, r);
                 if allowed(nk) {
-                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(x, y, q));
+                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(x, y, q))?;
                 }
                 i = next;
             }
@@ -115,7 +116,7 @@ pub(crate) fn witness(
                 let (o, c2, next) = adj.arena[i as usize];
                 let nk = key(o, a, q);
                 if allowed(nk) {
-                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(w, x, p));
+                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(w, x, p))?;
                 }
                 i = next;
             }
@@ -147,9 +148,10 @@ pub(crate) fn witness(
         let (p, x, q) = unkey(k);
         let idx = queue.index[&k] as usize;
         match queue.entries[idx].reason {
-            Reason::Edge => word.push((x, p)),
-            Reason::Unit(y) => stack.push(key(p, y, q)),
+            Reason::Edge => ceiling.push(&mut word, (x, p))?,
+            Reason::Unit(y) => ceiling.push(&mut stack, key(p, y, q))?,
             Reason::Bin(y, z, m) => {
+                ceiling.reserve(&mut stack, 2)?;
                 stack.push(key(m, z, q));
                 stack.push(key(p, y, m));
             }
@@ -171,7 +173,6 @@ struct Entry {
 /// order of the length of their shortest yield, using a bucket queue (costs
 /// are small integers and never decrease along the search), so the witness is
 /// a shortest word and each finalisation is O(1).
-#[derive(Default)]
 struct Queue {
     index: FxMap<u64, u32>,
     entries: Vec<Entry>,
@@ -181,17 +182,29 @@ struct Queue {
     /// `(cost, entry)` for costs of at least [`BUCKETS`], popped after the
     /// buckets (costs never decrease along the search).
     heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
+    ceiling: Ceiling,
 }
 
 impl Queue {
+    fn new(ceiling: Ceiling) -> Queue {
+        Queue {
+            index: FxMap::default(),
+            entries: Vec::new(),
+            buckets: Vec::new(),
+            current: 0,
+            heap: Default::default(),
+            ceiling,
+        }
+    }
+
     /// Offers a derivation of `k` with yield length `cost`.
     #[inline]
-    fn offer(&mut self, k: u64, cost: u32, why: Reason) {
+    fn offer(&mut self, k: u64, cost: u32, why: Reason) -> Fits {
         let idx = match self.index.get(&k) {
             Some(&i) => {
                 let e = &mut self.entries[i as usize];
                 if e.done || e.cost <= cost {
-                    return;
+                    return Ok(());
                 }
                 e.cost = cost;
                 e.reason = why;
@@ -199,25 +212,32 @@ impl Queue {
             }
             None => {
                 let i = self.entries.len() as u32;
+                self.ceiling.room_in_map(&self.index)?;
                 self.index.insert(k, i);
-                self.entries.push(Entry {
+                let e = Entry {
                     key: k,
                     cost,
                     reason: why,
                     done: false,
-                });
+                };
+                self.ceiling.push(&mut self.entries, e)?;
                 i
             }
         };
         let c = cost as usize;
         if c >= BUCKETS {
+            if self.heap.len() == self.heap.capacity() {
+                let entry = std::mem::size_of::<(u32, u32)>();
+                self.ceiling
+                    .admit(self.heap.capacity().max(4).saturating_mul(2 * entry))?;
+            }
             self.heap.push(std::cmp::Reverse((cost, idx)));
-            return;
+            return Ok(());
         }
         if self.buckets.len() <= c {
             self.buckets.resize_with(c + 1, Vec::new);
         }
-        self.buckets[c].push(idx);
+        self.ceiling.push(&mut self.buckets[c], idx)
     }
 
     /// Finalises and returns the cheapest pending triple and its cost.
@@ -247,22 +267,35 @@ impl Queue {
 
 /// Finalised triples as linked lists in one arena, per `(p, X)` to the right
 /// and per `(q, X)` to the left: no allocation per key.
-#[derive(Default)]
 struct Adjacency {
     right: FxMap<u64, u32>,
     left: FxMap<u64, u32>,
     /// `(other state, cost, next)`.
     arena: Vec<(u32, u32, u32)>,
+    ceiling: Ceiling,
 }
 
 impl Adjacency {
-    fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) {
+    fn new(ceiling: Ceiling) -> Adjacency {
+        Adjacency {
+            right: FxMap::default(),
+            left: FxMap::default(),
+            arena: Vec::new(),
+            ceiling,
+        }
+    }
+
+    fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) -> Fits {
         let n = self.arena.len() as u32;
+        self.ceiling.reserve(&mut self.arena, 2)?;
+        self.ceiling.room_in_map(&self.right)?;
+        self.ceiling.room_in_map(&self.left)?;
         let r = self.right.entry(side(p, x)).or_insert(NIL);
         self.arena.push((q, cost, *r));
         *r = n;
         let l = self.left.entry(side(q, x)).or_insert(NIL);
         self.arena.push((p, cost, *l));
         *l = n + 1;
+        Ok(())
     }
 }

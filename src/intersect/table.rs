@@ -8,6 +8,7 @@
 //! allocating hash tables sized for the worst case, was about half of a
 //! check's time.
 
+use crate::budget::{Ceiling, Fits};
 use crate::hash::{FxMap, FxSet};
 
 /// Largest bound (in bits) for which a [`KeySet`] is a bitset: 128 KiB.
@@ -21,30 +22,35 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// A set of indices below a bound.
 pub(crate) enum KeySet {
     Dense(Vec<u64>),
-    Sparse(FxSet<u64>),
+    Sparse(FxSet<u64>, Ceiling),
 }
 
 impl KeySet {
-    /// An empty set of indices below `bound`; `cap` sizes a hash table.
-    pub(crate) fn new(bound: u64, cap: usize) -> KeySet {
-        if bound <= DENSE_BITS {
+    /// An empty set of indices below `bound`; `cap` sizes a hash table,
+    /// which grows only within `ceiling`.
+    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling) -> Fits<KeySet> {
+        Ok(if bound <= DENSE_BITS {
             KeySet::Dense(vec![0; bound.div_ceil(64) as usize])
         } else {
-            KeySet::Sparse(FxSet::with_capacity_and_hasher(cap, Default::default()))
-        }
+            ceiling.admit(cap * 16)?;
+            KeySet::Sparse(
+                FxSet::with_capacity_and_hasher(cap, Default::default()),
+                ceiling,
+            )
+        })
     }
 
     /// Adds `i`; whether it was new.
     #[inline]
-    pub(crate) fn insert(&mut self, i: u64) -> bool {
+    pub(crate) fn insert(&mut self, i: u64) -> Fits<bool> {
         match self {
             KeySet::Dense(bits) => {
                 let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
                 let new = bits[w] & b == 0;
                 bits[w] |= b;
-                new
+                Ok(new)
             }
-            KeySet::Sparse(set) => set.insert(i),
+            KeySet::Sparse(set, ceiling) => ceiling.insert(set, i),
         }
     }
 
@@ -53,7 +59,7 @@ impl KeySet {
     pub(crate) fn contains(&self, i: u64) -> bool {
         match self {
             KeySet::Dense(bits) => bits[(i / 64) as usize] & (1u64 << (i % 64)) != 0,
-            KeySet::Sparse(set) => set.contains(&i),
+            KeySet::Sparse(set, _) => set.contains(&i),
         }
     }
 }
@@ -61,17 +67,22 @@ impl KeySet {
 /// A map from indices below a bound to `u32` (list heads), [`NIL`] when unset.
 pub(crate) enum Heads {
     Dense(Vec<u32>),
-    Sparse(FxMap<u64, u32>),
+    Sparse(FxMap<u64, u32>, Ceiling),
 }
 
 impl Heads {
-    /// An empty map over indices below `bound`; `cap` sizes a hash table.
-    pub(crate) fn new(bound: u64, cap: usize) -> Heads {
-        if bound <= DENSE_HEADS {
+    /// An empty map over indices below `bound`; `cap` sizes a hash table,
+    /// which grows only within `ceiling`.
+    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling) -> Fits<Heads> {
+        Ok(if bound <= DENSE_HEADS {
             Heads::Dense(vec![NIL; bound as usize])
         } else {
-            Heads::Sparse(FxMap::with_capacity_and_hasher(cap, Default::default()))
-        }
+            ceiling.admit(cap * 24)?;
+            Heads::Sparse(
+                FxMap::with_capacity_and_hasher(cap, Default::default()),
+                ceiling,
+            )
+        })
     }
 
     /// The value at `i`, or [`NIL`].
@@ -79,19 +90,21 @@ impl Heads {
     pub(crate) fn get(&self, i: u64) -> u32 {
         match self {
             Heads::Dense(v) => v[i as usize],
-            Heads::Sparse(m) => m.get(&i).copied().unwrap_or(NIL),
+            Heads::Sparse(m, _) => m.get(&i).copied().unwrap_or(NIL),
         }
     }
 
     /// Sets the value at `i`.
     #[inline]
-    pub(crate) fn set(&mut self, i: u64, value: u32) {
+    pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
         match self {
             Heads::Dense(v) => v[i as usize] = value,
-            Heads::Sparse(m) => {
+            Heads::Sparse(m, ceiling) => {
+                ceiling.room_in_map(m)?;
                 m.insert(i, value);
             }
         }
+        Ok(())
     }
 }
 
@@ -107,28 +120,32 @@ pub(crate) struct MaxQueue {
     summary: Vec<u64>,
     /// No summary word above this one is nonzero.
     top: usize,
+    ceiling: Ceiling,
 }
 
 impl MaxQueue {
-    /// An empty queue for keys below `bound`.
-    pub(crate) fn new(bound: usize) -> MaxQueue {
+    /// An empty queue for keys below `bound`, growing only within `ceiling`.
+    pub(crate) fn new(bound: usize, ceiling: Ceiling) -> Fits<MaxQueue> {
         let words = bound.div_ceil(64);
-        MaxQueue {
+        ceiling.admit(bound.saturating_mul(std::mem::size_of::<Vec<u64>>() + 1))?;
+        Ok(MaxQueue {
             buckets: vec![Vec::new(); bound],
             words: vec![0; words],
             summary: vec![0; words.div_ceil(64)],
             top: 0,
-        }
+            ceiling,
+        })
     }
 
     /// Adds `value` under `key`.
     #[inline]
-    pub(crate) fn push(&mut self, key: u32, value: u64) {
+    pub(crate) fn push(&mut self, key: u32, value: u64) -> Fits {
         let k = key as usize;
-        self.buckets[k].push(value);
+        self.ceiling.push(&mut self.buckets[k], value)?;
         self.words[k / 64] |= 1 << (k % 64);
         self.summary[k / 4096] |= 1 << ((k / 64) % 64);
         self.top = self.top.max(k / 4096);
+        Ok(())
     }
 
     /// Removes and returns a value of the highest key.
@@ -163,26 +180,28 @@ mod tests {
     #[test]
     fn dense_and_sparse_agree() {
         for bound in [100u64, DENSE_BITS + 1] {
-            let mut s = KeySet::new(bound, 8);
-            assert!(s.insert(5) && !s.insert(5) && s.contains(5) && !s.contains(6));
-            assert!(s.insert(bound - 1) && s.contains(bound - 1));
+            let mut s = KeySet::new(bound, 8, Ceiling::NONE).unwrap();
+            let mut ins = |i| s.insert(i).unwrap();
+            assert!(ins(5) && !ins(5));
+            assert!(ins(bound - 1));
+            assert!(s.contains(5) && !s.contains(6) && s.contains(bound - 1));
         }
         for bound in [100u64, DENSE_HEADS + 1] {
-            let mut h = Heads::new(bound, 8);
+            let mut h = Heads::new(bound, 8, Ceiling::NONE).unwrap();
             assert_eq!(h.get(7), NIL);
-            h.set(7, 3);
-            h.set(bound - 1, 9);
+            h.set(7, 3).unwrap();
+            h.set(bound - 1, 9).unwrap();
             assert_eq!((h.get(7), h.get(bound - 1)), (3, 9));
         }
     }
 
     #[test]
     fn max_queue_pops_the_highest_key_first() {
-        let mut q = MaxQueue::new(10_000);
+        let mut q = MaxQueue::new(10_000, Ceiling::NONE).unwrap();
         assert_eq!(q.pop(), None);
         let keys = [5u32, 9_999, 0, 4_096, 4_095, 64, 63, 9_999, 5];
         for (i, &k) in keys.iter().enumerate() {
-            q.push(k, i as u64);
+            q.push(k, i as u64).unwrap();
         }
         let mut want: Vec<(u32, u64)> = keys
             .iter()
@@ -195,8 +214,8 @@ mod tests {
             assert_eq!(q.pop(), Some(v));
         }
         assert_eq!(q.pop(), None);
-        q.push(3, 7);
+        q.push(3, 7).unwrap();
         assert_eq!(q.pop(), Some(7));
-        assert_eq!(MaxQueue::new(0).pop(), None);
+        assert_eq!(MaxQueue::new(0, Ceiling::NONE).unwrap().pop(), None);
     }
 }

@@ -2,7 +2,7 @@
 
 use super::build::{Lexer, LDEAD};
 use super::holes::{HoleCache, HoleView};
-use crate::budget::Budget;
+use crate::budget::{Budget, Ceiling};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{FxMap, FxSet};
 use crate::partial::{Partial, Segment};
@@ -257,7 +257,12 @@ impl TokenNfa {
             seen: FxSet::default(),
             stack: Vec::new(),
         };
-        let mut nodes = Nodes::default();
+        let ceiling = budget.ceiling();
+        let mut nodes = Nodes {
+            kinds: Vec::new(),
+            ids: FxMap::default(),
+            ceiling,
+        };
         // Node 0: a virtual start with ε-moves to the start closure's states.
         nodes.kinds.push(Node::Start);
         let start_set = b.closure(&[conf(0, lexer.start)], budget)?;
@@ -277,8 +282,11 @@ impl TokenNfa {
             let mut fin = false;
             match &nodes.kinds[id] {
                 Node::Start => {
-                    finals.push(false);
-                    edges.push(start_targets.iter().map(|&n| (EPS, n)).collect());
+                    ceiling.push(&mut finals, false)?;
+                    ceiling.push(
+                        &mut edges,
+                        start_targets.iter().map(|&n| (EPS, n)).collect(),
+                    )?;
                     continue;
                 }
                 Node::Chunk(set) => {
@@ -315,15 +323,25 @@ impl TokenNfa {
                     let after = b.closure(&seeds, budget)?;
                     let after = nodes.intern_set(after, &mut view, &b, max_states)?;
                     out.extend(after.iter().map(|&n| (EPS, n)));
-                    finals.push(false);
-                    edges.push(out);
+                    ceiling.push(&mut finals, false)?;
+                    ceiling.push(&mut edges, out)?;
                     continue;
                 }
             }
             let out = em.close(&mut b, &mut nodes, &mut view, budget, max_states)?;
-            finals.push(fin);
-            edges.push(out);
+            ceiling.push(&mut finals, fin)?;
+            ceiling.push(&mut edges, out)?;
         }
+        // What `reduce` and `trim` allocate: a few words per state and per
+        // edge, and the signature table.
+        let n_edges: usize = edges.iter().map(Vec::len).sum();
+        ceiling.admit(
+            nodes
+                .kinds
+                .len()
+                .saturating_mul(160)
+                .saturating_add(n_edges.saturating_mul(24)),
+        )?;
         let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
         let spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
         // Until the automaton is trimmed, ε-moves are edges labelled `EPS`.
@@ -384,6 +402,7 @@ impl Emitter {
             let set = b.closure(seeds, budget)?;
             let targets = nodes.intern_set(set, view, b, max_states)?;
             out.extend(targets.iter().map(|&n| (t, n)));
+            nodes.ceiling.room_in_map(&self.memo)?;
             self.memo.insert(std::mem::take(seeds), targets);
         }
         self.touched.clear();
@@ -640,10 +659,10 @@ fn class_of(ids: &mut FxMap<Vec<u32>, u32>, sig: &[u32]) -> u32 {
     c
 }
 
-#[derive(Default)]
 struct Nodes {
     kinds: Vec<Node>,
     ids: FxMap<Node, u32>,
+    ceiling: Ceiling,
 }
 
 impl Nodes {
@@ -660,8 +679,9 @@ impl Nodes {
             ));
         }
         let id = self.kinds.len() as u32;
+        self.ceiling.room_in_map(&self.ids)?;
         self.ids.insert(n.clone(), id);
-        self.kinds.push(n);
+        self.ceiling.push(&mut self.kinds, n)?;
         Ok(id)
     }
 
@@ -852,6 +872,7 @@ impl Builder<'_> {
         self.stack.clear();
         let mut holes: Vec<(u32, Vec<u64>, bool)> = Vec::new();
         let mut chunk = Confs::new();
+        let ceiling = budget.ceiling();
         self.stack.extend(seeds.iter().rev());
         while let Some(c) = self.stack.pop() {
             budget.spend(1)?;
@@ -875,8 +896,11 @@ impl Builder<'_> {
                 budget.spend(w as u64)?;
                 continue;
             }
-            if !self.seen.insert(c) {
+            if !ceiling.insert(&mut self.seen, c)? {
                 continue;
+            }
+            if chunk.len() == chunk.capacity() {
+                ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
             }
             chunk.push(c);
             if p < end {

@@ -16,7 +16,7 @@
 
 use super::build::{Lexer, LDEAD};
 use super::tokens::{Layout, Span};
-use crate::budget::Budget;
+use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
 use crate::partial::Partial;
@@ -42,19 +42,28 @@ struct Visited {
     n_states: usize,
     blocks: FxMap<(u32, u32), Vec<bool>>,
     chunk: FxSet<(u32, u32, u32)>,
+    ceiling: Ceiling,
 }
 
 impl Visited {
     /// Marks `(p, l, i)`; true if it was not visited before.
-    fn insert(&mut self, hole: bool, p: u32, l: u32, i: u32) -> bool {
+    fn insert(&mut self, hole: bool, p: u32, l: u32, i: u32) -> Fits<bool> {
         if hole {
-            let n = self.n_states;
-            let block = self.blocks.entry((p, i)).or_insert_with(|| vec![false; n]);
-            let seen = std::mem::replace(&mut block[l as usize], true);
-            !seen
+            let seen = std::mem::replace(&mut self.block(p, i)?[l as usize], true);
+            Ok(!seen)
         } else {
-            self.chunk.insert((p, l, i))
+            self.ceiling.insert(&mut self.chunk, (p, l, i))
         }
+    }
+
+    /// The dense block of hole position `p` after `i` terminals.
+    fn block(&mut self, p: u32, i: u32) -> Fits<&mut Vec<bool>> {
+        let n = self.n_states;
+        if !self.blocks.contains_key(&(p, i)) {
+            self.ceiling.room_in_map(&self.blocks)?;
+            self.ceiling.admit(n)?;
+        }
+        Ok(self.blocks.entry((p, i)).or_insert_with(|| vec![false; n]))
     }
 }
 
@@ -75,10 +84,12 @@ pub(crate) fn fills_for(
     let layout = Layout::new(partial)?;
     let end = layout.end();
     let is_hole = |p: u32| p < end && layout.is_hole(p);
+    let ceiling = budget.ceiling();
     let mut visited = Visited {
         n_states: lexer.len(),
         blocks: FxMap::default(),
         chunk: FxSet::default(),
+        ceiling,
     };
     let mut nodes: Vec<Node> = vec![Node {
         depth: 0,
@@ -88,7 +99,7 @@ pub(crate) fn fills_for(
         parent: NONE,
         byte: None,
     }];
-    visited.insert(is_hole(0), 0, lexer.start, 0);
+    visited.insert(is_hole(0), 0, lexer.start, 0)?;
     // Weighted A* with the admissible, consistent estimate "one move per
     // terminal still to emit, per text byte still to read and per hole still
     // to leave" (each move lowers it by at most one; only hole bytes and
@@ -103,6 +114,7 @@ pub(crate) fn fills_for(
     // 0.2–16 % longer on average (1–3 holes and canvases of JSON, C++,
     // SMILES), never more than WEIGHT times the fewest moves. With the
     // weight f may decrease along a move: the cursor moves back then.
+    ceiling.admit((end as usize + 1) * 4)?;
     let mut text_after = vec![0u32; end as usize + 1];
     for q in (0..end).rev() {
         text_after[q as usize] = text_after[q as usize + 1] + 1;
@@ -111,7 +123,9 @@ pub(crate) fn fills_for(
     let too_late = |p: u32, i: u32| at.get(i as usize).is_some_and(|&(_, last)| p > last);
     let remaining =
         |p: u32, i: u32| word.len() as u32 - i.min(word.len() as u32) + text_after[p as usize];
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); (WEIGHT * remaining(0, 0)) as usize + 1];
+    let first = (WEIGHT * remaining(0, 0)) as usize;
+    ceiling.admit((first + 1).saturating_mul(std::mem::size_of::<Vec<u32>>()))?;
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); first + 1];
     buckets[(WEIGHT * remaining(0, 0)) as usize].push(0);
     let cur = std::cell::Cell::new(0usize);
     let goal = loop {
@@ -142,44 +156,42 @@ pub(crate) fn fills_for(
                         l: u32,
                         i: u32,
                         byte: Option<u8>| {
-            if !too_late(p, i) && visited.insert(is_hole(p), p, l, i) {
+            if !too_late(p, i) && visited.insert(is_hole(p), p, l, i)? {
                 let f = child_f(p, i);
                 if buckets.len() <= f {
                     buckets.resize_with(f + 1, Vec::new);
                 }
-                buckets[f].push(nodes.len() as u32);
-                nodes.push(Node {
+                ceiling.push(&mut buckets[f], nodes.len() as u32)?;
+                let node = Node {
                     depth: depth + 1,
                     p,
                     l,
                     i,
                     parent: me,
                     byte,
-                });
+                };
+                ceiling.push(nodes, node)?;
             }
+            Fits::Ok(())
         };
         let e = lexer.emit[l as usize];
         if e != LDEAD {
             if let Some(&t) = word.get(i as usize) {
                 let (first, last) = at[i as usize];
                 if (first..=last).contains(&p) && lexer.emits(l).binary_search(&t).is_ok() {
-                    push(&mut nodes, &mut buckets, p, e, i + 1, None);
+                    push(&mut nodes, &mut buckets, p, e, i + 1, None)?;
                 }
             }
             if lexer.skippable[l as usize] {
-                push(&mut nodes, &mut buckets, p, e, i, None);
+                push(&mut nodes, &mut buckets, p, e, i, None)?;
             }
         }
         if p < end {
             if layout.is_hole(p) {
-                push(&mut nodes, &mut buckets, p + 1, l, i, None);
+                push(&mut nodes, &mut buckets, p + 1, l, i, None)?;
                 budget.spend(lexer.n_classes() as u64)?;
                 // Byte steps stay in this hole's (p, i) block: look it up once.
-                let n_states = visited.n_states;
-                let block = visited
-                    .blocks
-                    .entry((p, i))
-                    .or_insert_with(|| vec![false; n_states]);
+                let block = visited.block(p, i)?;
                 for c in 0..lexer.n_classes() {
                     let n = lexer.next_class(l, c);
                     if n == LDEAD || std::mem::replace(&mut block[n as usize], true) {
@@ -197,20 +209,21 @@ pub(crate) fn fills_for(
                     if buckets.len() <= f {
                         buckets.resize_with(f + 1, Vec::new);
                     }
-                    buckets[f].push(nodes.len() as u32);
-                    nodes.push(Node {
+                    ceiling.push(&mut buckets[f], nodes.len() as u32)?;
+                    let node = Node {
                         depth: depth + 1,
                         p,
                         l: n,
                         i,
                         parent: me,
                         byte: Some(lexer.class_rep[c]),
-                    });
+                    };
+                    ceiling.push(&mut nodes, node)?;
                 }
             } else {
                 let n = lexer.next(l, layout.byte(p));
                 if n != LDEAD {
-                    push(&mut nodes, &mut buckets, p + 1, n, i, None);
+                    push(&mut nodes, &mut buckets, p + 1, n, i, None)?;
                 }
             }
         }
