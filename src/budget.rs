@@ -1,13 +1,15 @@
 //! Work budgets: every search counts its steps and stops with an error when
 //! the budget runs out, instead of hanging or guessing.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use crate::hash::{FxMap, FxSet};
 
 /// A countdown of work units.
 #[derive(Clone, Debug)]
 pub(crate) struct Budget {
     left: u64,
+    /// The units it started with.
+    total: u64,
     what: &'static str,
     /// Bytes the search may add to what was in use when it started (see
     /// [`crate::memory`]), that starting point, and the units left at which
@@ -24,6 +26,7 @@ impl Budget {
     pub(crate) fn new(units: u64, what: &'static str) -> Budget {
         Budget {
             left: units,
+            total: units,
             what,
             max_memory: None,
             memory_at_start: 0,
@@ -67,12 +70,15 @@ impl Budget {
             self.check_memory()?;
         }
         if self.left < n {
+            let used = (self.total - self.left).saturating_add(n);
             self.left = 0;
-            return Err(Error::new(
-                ErrorKind::Budget,
+            return Err(Error::limit(
+                Limit::Budget,
+                used,
+                self.total,
                 format!(
-                    "{} ran out of its work budget (raise Config::budget to search longer)",
-                    self.what
+                    "{} ran out of its work budget of {} units",
+                    self.what, self.total
                 ),
             ));
         }
@@ -88,11 +94,12 @@ impl Budget {
         };
         let grown = used.saturating_sub(self.memory_at_start);
         if grown > limit {
-            return Err(Error::new(
-                ErrorKind::SizeLimit,
+            return Err(Error::limit(
+                Limit::Memory,
+                grown as u64,
+                limit as u64,
                 format!(
-                    "{} stopped at the memory limit: it grew by {}, more than {} (raise \
-                     Config::max_memory / --max-memory)",
+                    "{} stopped at the memory limit: it grew by {}, more than {}",
                     self.what,
                     size(grown),
                     size(limit)
@@ -133,11 +140,12 @@ pub(crate) struct OverLimit {
 impl From<OverLimit> for Error {
     #[cold]
     fn from(o: OverLimit) -> Error {
-        Error::new(
-            ErrorKind::SizeLimit,
+        Error::limit(
+            Limit::Memory,
+            o.grown as u64,
+            o.limit as u64,
             format!(
-                "the search stopped at the memory limit: it would have grown by {}, more than {} \
-                 (raise Config::max_memory / --max-memory)",
+                "the search stopped at the memory limit: it would have grown by {}, more than {}",
                 size(o.grown),
                 size(o.limit)
             ),

@@ -343,8 +343,10 @@ impl Constraint {
         })?;
         let bytes: usize = fills.iter().map(Vec::len).sum();
         if bytes > self.config.max_witness_bytes {
-            return Err(crate::Error::new(
-                crate::ErrorKind::SizeLimit,
+            return Err(crate::Error::limit(
+                crate::Limit::WitnessBytes,
+                bytes as u64,
+                self.config.max_witness_bytes as u64,
                 format!(
                     "the partial output is completable, but its witness fills {bytes} bytes (more \
                      than the witness limit of {} bytes)",

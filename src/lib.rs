@@ -55,6 +55,6 @@ mod test_shared;
 mod readme {}
 
 pub use completable::{completable, Completion, Config, Constraint, Verdict};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Exceeded, Limit, Result};
 pub use grammar::Grammar;
 pub use partial::{Partial, Segment};

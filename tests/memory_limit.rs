@@ -135,6 +135,11 @@ fn memory_limit_bounds_the_peak_not_only_growth_between_checks() {
                         "{}: {e}",
                         case.name
                     );
+                    let x = e.exceeded().expect("a limit error names its limit");
+                    if x.which == cdiff::Limit::Memory {
+                        assert_eq!(x.limit, limit as u64);
+                        assert!(x.used > x.limit);
+                    }
                     format!("{:?}", e.kind())
                 }
             };

@@ -265,6 +265,9 @@ fn check_prints_completable_when_only_the_witness_is_refused() {
         .as_str()
         .unwrap()
         .contains("1000000000 terminals"));
+    assert_eq!(v["witness_limit"]["which"], "WitnessTerminals");
+    assert_eq!(v["witness_limit"]["used"], 1_000_000_000u64);
+    assert_eq!(v["witness_limit"]["limit"], 10_000_000u64);
     // A text that is not completable is still reported as such.
     std::fs::write(&p, r#"["y", null]"#).unwrap();
     let o = run(false);
@@ -300,6 +303,90 @@ fn witness_limits_are_settings() {
                 assert_eq!(e.kind(), cdiff::ErrorKind::SizeLimit);
             }
         }
+    }
+}
+
+/// Limit errors only said so in words; they now name the limit, what was
+/// needed and the limit's value ([`cdiff::Error::exceeded`]), and the
+/// message names the setting and flag to raise.
+#[test]
+fn limit_errors_name_the_limit_and_what_was_needed() {
+    use cdiff::{Config, Limit};
+    let g = Grammar::from_lark("start: \"ab\" ~ 100\n", None).unwrap();
+    let hole = Partial::new().hole();
+    let json = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let doc = Partial::new().text("[1, 2, ").hole().text("]");
+    let cases: [(&Grammar, &Partial, Config, Limit, u64, &str); 5] = [
+        (
+            &g,
+            &hole,
+            Config {
+                max_witness_terminals: 5,
+                ..Config::default()
+            },
+            Limit::WitnessTerminals,
+            5,
+            "--max-witness-terminals",
+        ),
+        (
+            &g,
+            &hole,
+            Config {
+                max_witness_bytes: 50,
+                ..Config::default()
+            },
+            Limit::WitnessBytes,
+            50,
+            "--max-witness-bytes",
+        ),
+        (
+            &json,
+            &doc,
+            Config {
+                budget: 10,
+                ..Config::default()
+            },
+            Limit::Budget,
+            10,
+            "--budget",
+        ),
+        (
+            &json,
+            &doc,
+            Config {
+                partial_states: 3,
+                ..Config::default()
+            },
+            Limit::PartialStates,
+            3,
+            "Config::partial_states",
+        ),
+        (
+            &json,
+            &doc,
+            Config {
+                lexer_states: 4,
+                ..Config::default()
+            },
+            Limit::LexerStates,
+            4,
+            "Config::lexer_states",
+        ),
+    ];
+    for (g, p, config, which, limit, raise) in cases {
+        let e = Constraint::with_config(g, config)
+            .and_then(|c| c.completable(p))
+            .unwrap_err();
+        let x = e.exceeded().unwrap_or_else(|| panic!("{e}"));
+        assert_eq!((x.which, x.limit), (which, limit), "{e}");
+        assert!(x.used > x.limit, "{x:?}");
+        assert!(e.to_string().contains(raise), "{e}");
+        let kind = if which == Limit::Budget {
+            cdiff::ErrorKind::Budget
+        } else {
+            cdiff::ErrorKind::SizeLimit
+        };
+        assert_eq!(e.kind(), kind);
     }
 }
 

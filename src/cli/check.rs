@@ -203,8 +203,8 @@ struct Checker<'a> {
 struct Outcome {
     verdict: Verdict,
     /// Completable, but the witness was refused by a size limit (its
-    /// message); `verdict` is then `NotCompletable` and not used.
-    witness_refused: Option<String>,
+    /// error); `verdict` is then `NotCompletable` and not used.
+    witness_refused: Option<cdiff::Error>,
     /// The hole of each `null` of the input (one fill is printed per null).
     nulls: Vec<usize>,
     micros: f64,
@@ -223,7 +223,7 @@ impl Checker<'_> {
         let (verdict, witness_refused) = match self.c.completable(p) {
             Ok(v) => (v, None),
             Err(e) if e.kind() == cdiff::ErrorKind::SizeLimit && self.c.check(p)? => {
-                (Verdict::NotCompletable, Some(e.message().to_string()))
+                (Verdict::NotCompletable, Some(e))
             }
             Err(e) => return Err(e),
         };
@@ -299,8 +299,16 @@ impl Outcome {
         if let Some(r) = self.recognizer {
             f.push(("recognizer", Value::Bool(r)));
         }
-        if let Some(m) = &self.witness_refused {
-            f.push(("witness_error", Value::from(m.as_str())));
+        if let Some(e) = &self.witness_refused {
+            f.push(("witness_error", Value::from(e.message())));
+            if let Some(x) = e.exceeded() {
+                let limit = serde_json::json!({
+                    "which": format!("{:?}", x.which),
+                    "used": x.used,
+                    "limit": x.limit,
+                });
+                f.push(("witness_limit", limit));
+            }
         }
         if let Some((_, ok)) = self.within {
             f.push(("within_hole_bytes", Value::Bool(ok)));
@@ -334,9 +342,9 @@ fn write_human(out: &mut impl Write, o: &Outcome) -> io::Result<()> {
             }
         }
         None => match &o.witness_refused {
-            Some(m) => {
+            Some(e) => {
                 writeln!(out, "completable")?;
-                writeln!(out, "witness: not built: {m}")?;
+                writeln!(out, "witness: not built: {}", e.message())?;
             }
             None => writeln!(out, "not completable")?,
         },

@@ -18,7 +18,7 @@
 use super::earley::Chart;
 use super::{key, side, unkey, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Limit, Result};
 use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
 
@@ -127,8 +127,10 @@ pub(crate) fn witness(
     };
     let length = queue.entries[queue.index[&goal_key] as usize].cost;
     if length > max_terminals {
-        return Err(Error::new(
-            ErrorKind::SizeLimit,
+        return Err(Error::limit(
+            Limit::WitnessTerminals,
+            length as u64,
+            max_terminals as u64,
             format!(
                 "the partial output is completable, but its shortest completion has {} terminals \
                  (more than the witness limit of {max_terminals})",

@@ -1,7 +1,7 @@
 //! Construction of the lexer automaton `L` (see the module docs).
 
 use crate::automata::{ByteDfa, DEAD};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::grammar::Grammar;
 use std::collections::HashMap;
 
@@ -440,8 +440,10 @@ fn intern(
         return Ok(id);
     }
     if lx.states.len() >= limit {
-        return Err(Error::new(
-            ErrorKind::SizeLimit,
+        return Err(Error::limit(
+            Limit::LexerStates,
+            limit as u64 + 1,
+            limit as u64,
             format!("the maximal-munch lexer automaton needs more than {limit} states"),
         ));
     }

@@ -3,7 +3,7 @@
 use super::build::{Lexer, LDEAD};
 use super::holes::{HoleCache, HoleView};
 use crate::budget::{Budget, Ceiling};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::hash::{FxMap, FxSet};
 use crate::partial::{Partial, Segment};
 use smallvec::SmallVec;
@@ -671,8 +671,10 @@ impl Nodes {
             return Ok(id);
         }
         if self.kinds.len() >= max_states {
-            return Err(Error::new(
-                ErrorKind::SizeLimit,
+            return Err(Error::limit(
+                Limit::PartialStates,
+                max_states as u64 + 1,
+                max_states as u64,
                 format!(
                     "the partial output's terminal automaton needs more than {max_states} states"
                 ),
