@@ -494,6 +494,16 @@ fn tiny_starcoder2_con_resume_shards_merge_report() {
         "random weights rarely write C++ unconstrained"
     );
 
+    // Two workers, each with its own model: the same records.
+    let par = d.join("par.jsonl");
+    run(&par, &["--jobs", "2", "-q"]);
+    let sorted = |rs: &[Record]| {
+        let mut e = essence(rs);
+        e.sort();
+        e
+    };
+    assert_eq!(sorted(&records(&par)), sorted(&all), "--jobs 2");
+
     // Stopped halfway (the last line cut in the middle), then resumed.
     let half = d.join("half.jsonl");
     let text = std::fs::read_to_string(&full).unwrap();

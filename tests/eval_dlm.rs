@@ -12,6 +12,7 @@ use std::process::Output;
 
 use cdiff::eval::json::{self, SchemaOracle};
 use cdiff::eval::metrics::{self, Gxx};
+use cdiff::eval::record::Record;
 use cdiff::eval::smiles;
 use cdiff::eval::tasks;
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
@@ -386,6 +387,17 @@ fn tiny_run(task: &str, model: &str, extra: &[&str]) {
             );
         }
     }
+    // Two workers: the same records, in the order they finished.
+    let par = d.join("par.jsonl");
+    let mut two = args.clone();
+    two.extend(["--jobs", "2"]);
+    run(task, model, &par, &two);
+    let sorted = |rs: &[Record]| {
+        let mut e = essence(rs);
+        e.sort();
+        e
+    };
+    assert_eq!(sorted(&records(&par)), sorted(&all), "--jobs 2");
     let half = d.join("half.jsonl");
     let text = std::fs::read_to_string(&full).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -441,4 +453,90 @@ fn smiles_tiny_con_resume_report() {
         "smiles-tiny",
         &["--steps", "8", "--max-tokens", "32"],
     );
+}
+
+/// Grammar prompting puts the grammar in the instruction; cdiff's shipped
+/// models take none, so on them `gp` decodes exactly as `vanilla` (and the
+/// report gives it its own column).
+#[test]
+fn gp_on_an_unconditional_model_decodes_as_vanilla() {
+    let d = tmp("gp");
+    let out = d.join("gp.jsonl");
+    let args = [
+        "--modes",
+        "vanilla,gp",
+        "--seeds",
+        "0",
+        "--limit",
+        "3",
+        "--steps",
+        "8",
+        "--max-tokens",
+        "32",
+        "-q",
+    ];
+    run("smiles", "smiles-tiny", &out, &args);
+    let rs = records(&out);
+    assert_eq!(rs.len(), 6);
+    for id in rs.iter().map(|r| &r.instance_id) {
+        let text = |mode: &str| {
+            rs.iter()
+                .find(|r| &r.instance_id == id && r.mode == mode)
+                .map(|r| r.text.clone())
+                .unwrap()
+        };
+        assert_eq!(text("gp"), text("vanilla"), "{id}");
+    }
+    let o = cdiff(&["eval", "report", out.to_str().unwrap()]);
+    ok(&o, "report");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("syntax GP"), "{table}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `eval/slurm-eval.sh` runs one shard per array task; merged, the shards
+/// are the records of one run.
+#[test]
+fn slurm_script_runs_one_shard_per_array_task() {
+    let d = tmp("slurm");
+    let script = root().join("eval/slurm-eval.sh");
+    for i in 0..2 {
+        let o = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["smiles", "gold", d.to_str().unwrap(), "--limit", "5", "-q"])
+            .env("SLURM_ARRAY_TASK_ID", i.to_string())
+            .env("SLURM_ARRAY_TASK_COUNT", "2")
+            .env("CDIFF", env!("CARGO_BIN_EXE_cdiff"))
+            .env("MODES", "con,gp")
+            .env("SEEDS", "0")
+            .output()
+            .unwrap();
+        ok(&o, &format!("array task {i}"));
+    }
+    let merged = d.join("all.jsonl");
+    let shards = [d.join("shard-0.jsonl"), d.join("shard-1.jsonl")];
+    let o = cdiff(&[
+        "eval",
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    ok(&o, "merge");
+    let all = d.join("one.jsonl");
+    run(
+        "smiles",
+        "gold",
+        &all,
+        &["--limit", "5", "--modes", "con,gp", "--seeds", "0", "-q"],
+    );
+    let sorted = |p: &Path| {
+        let mut e = essence(&records(p));
+        e.sort();
+        e
+    };
+    assert_eq!(records(&shards[0]).len(), 6);
+    assert_eq!(sorted(&merged), sorted(&all));
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -684,9 +684,11 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "gold|DIR_OR_ALIAS")]
     pub model: String,
 
-    /// Modes, comma-separated.
+    /// Modes, comma-separated: vanilla, con-minus, con, gp (grammar
+    /// prompting: unconstrained, the grammar in the instruction, or before
+    /// the code in a comment for the MRI tasks).
     #[arg(long, value_name = "LIST", default_value = "vanilla,con-minus,con", value_parser = cdiff::eval::parse_modes)]
-    pub modes: ::std::vec::Vec<cdiff::decode::Mode>,
+    pub modes: ::std::vec::Vec<cdiff::eval::EvalMode>,
 
     /// Decoding seeds: `LO..HI` (inclusive), `N` or a comma-separated list.
     #[arg(long, value_name = "LO..HI", default_value = "0..3", value_parser = cdiff::eval::parse_seeds)]
@@ -794,7 +796,13 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "S", default_value_t = 5.0)]
     pub run_timeout: f64,
 
-    /// No progress lines on stderr.
+    /// Workers: instances run in parallel, each worker with its own copy of
+    /// the model (CPU only). Records are the same as with one worker; their
+    /// times are measured while the workers share the cores.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+
+    /// No progress on stderr (a bar on a terminal, else a line per record).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use cdiff::decode::{ArchStyle, DecodeConfig, Mode, Remasking};
 use cdiff::eval::metrics::{self, Gxx, Limits, Outcome};
 use cdiff::eval::record::{self, Record};
+use cdiff::eval::runner::{fmt_duration, for_each, Progress};
 use cdiff::eval::tasks::{self, MriInstance, MriKind};
-use cdiff::eval::{mode_name, report};
+use cdiff::eval::{gp_cpp_comment, report, EvalMode};
 use cdiff::infill::{infill_ar, infill_diffusion, ArInfillConfig, InfillOutput};
 use cdiff::model::{load, load_causal, parse_dtype, Arch, LoadedCausal, LoadedModel, Shipped};
 use cdiff::recognize::Recognizer;
@@ -82,16 +83,22 @@ impl Infiller {
         }
     }
 
-    /// Fills `inst`'s regions in `mode` with `seed`.
+    /// Fills `inst`'s regions in `mode` with `seed`; `gp`: grammar
+    /// prompting's comment, put before the code.
     fn fill(
         &mut self,
         a: &EvalRunArgs,
         constraint: &Constraint,
         inst: &MriInstance,
-        mode: Mode,
+        mode: EvalMode,
         seed: u64,
+        gp: Option<&str>,
     ) -> Result<InfillOutput, cdiff::Error> {
-        let template = inst.template()?;
+        let template = match gp {
+            Some(comment) => inst.template()?.with_prefix(comment.as_bytes()),
+            None => inst.template()?,
+        };
+        let mode = mode.decode_mode();
         match self {
             Infiller::Gold => {
                 let fills: Vec<Vec<u8>> = inst
@@ -308,17 +315,6 @@ impl Judge {
     }
 }
 
-pub(super) fn fmt_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
-
 fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     let kind = match a.task {
         EvalTaskArg::MriCpp => MriKind::Spans,
@@ -343,116 +339,128 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     let ids: Vec<&str> = insts.iter().map(|i| i.instance_id.as_str()).collect();
     let planned = plan(a, task, &ids)?;
     let insts: Vec<MriInstance> = planned.shard(insts);
-    let Plan { work, mut out, .. } = planned;
+    let Plan { work, out, .. } = planned;
     if work.is_empty() {
         return Ok(());
     }
 
-    let mut judge = Judge::new(a)?;
-
     let device = super::decode_cmd::device_from(&a.device)?;
-    let mut infiller = Infiller::load(a, &device)?;
+    let jobs = jobs_for(a, &device)?;
+    // The first worker's model, loaded here so that a bad model fails
+    // before any worker starts.
+    let first = Infiller::load(a, &device)?;
     if !a.quiet {
         eprintln!(
-            "cdiff eval: model {} on {}: {}, grammar {}",
+            "cdiff eval: model {} on {}: {}, grammar {}{}",
             a.model,
             cdiff::model::device_name(&device),
-            infiller.describe(),
-            gpath.display()
+            first.describe(),
+            gpath.display(),
+            workers_note(jobs)
         );
     }
-    // The head each instance's solution is judged after.
-    let mut heads: HashMap<usize, String> = HashMap::new();
-    let t_start = Instant::now();
-    let (mut errors, total) = (0usize, work.len());
-    for (done_n, &(k, mode, seed)) in work.iter().enumerate() {
-        let inst = &insts[k];
-        let head = heads
-            .entry(k)
-            .or_insert_with(|| {
-                tasks::judged_head(inst, |t| metrics::syntax_ok(&recognizer, t)).to_string()
-            })
-            .clone();
-        let t0 = Instant::now();
-        let res = infiller.fill(a, &constraint, inst, mode, seed);
-        let wall = t0.elapsed();
-        let mut r = Record {
-            instance_id: inst.instance_id.clone(),
-            task: task.to_string(),
-            model: a.model.clone(),
-            mode: mode_name(mode).to_string(),
-            seed,
-            number_spans: Some(inst.number_spans),
-            text: String::new(),
-            fills: Vec::new(),
-            syntax_ok: false,
-            schema_ok: None,
-            gxx_syntax_ok: None,
-            functional_ok: None,
-            functional_status: None,
-            tokens: 0,
-            ms_model: 0.0,
-            ms_constraint: 0.0,
-            ms_total: wall.as_secs_f64() * 1e3,
-            rejections: 0,
-            used_witness: false,
-            gave_up: false,
-            error: None,
-            extra: serde_json::Map::new(),
+    let first = std::sync::Mutex::new(Some(first));
+    let gp = if a.modes.contains(&EvalMode::Gp) {
+        let text = std::fs::read_to_string(&gpath).map_err(|error| CliError::Read {
+            path: gpath.clone(),
+            error,
+        })?;
+        Some(gp_cpp_comment(&text))
+    } else {
+        None
+    };
+    let groups = by_instance(&work);
+    let out = std::sync::Mutex::new(out);
+    let errors = std::sync::atomic::AtomicUsize::new(0);
+    let progress = Progress::new(work.len(), a.quiet);
+    let init = || -> Result<(Infiller, Judge), CliError> {
+        let infiller = match first.lock().ok().and_then(|mut f| f.take()) {
+            Some(m) => m,
+            None => Infiller::load(a, &device)?,
         };
-        match res {
-            Ok(o) => {
-                r.fills = o
-                    .fills
-                    .iter()
-                    .map(|f| String::from_utf8_lossy(f).into_owned())
-                    .collect();
-                r.text = inst.solution(&r.fills);
-                r.syntax_ok = metrics::syntax_ok(&recognizer, &format!("{head}{}", r.text));
-                if let Some((syn, outcome)) = judge.judge(&head, &r.text, &inst.test)? {
-                    r.gxx_syntax_ok = syn;
-                    r.functional_ok = Some(outcome.passed());
-                    r.functional_status = Some(outcome.status());
+        Ok((infiller, Judge::new(a)?))
+    };
+    for_each(&groups, jobs, init, |(infiller, judge), _, (k, runs)| {
+        let inst = &insts[*k];
+        // The head the instance's solution is judged after.
+        let head = tasks::judged_head(inst, |t| metrics::syntax_ok(&recognizer, t)).to_string();
+        for &(mode, seed) in runs {
+            let t0 = Instant::now();
+            let comment = gp.as_deref().filter(|_| mode == EvalMode::Gp);
+            let res = infiller.fill(a, &constraint, inst, mode, seed, comment);
+            let wall = t0.elapsed();
+            let mut r = Record {
+                instance_id: inst.instance_id.clone(),
+                task: task.to_string(),
+                model: a.model.clone(),
+                mode: mode.name().to_string(),
+                seed,
+                number_spans: Some(inst.number_spans),
+                text: String::new(),
+                fills: Vec::new(),
+                syntax_ok: false,
+                schema_ok: None,
+                gxx_syntax_ok: None,
+                functional_ok: None,
+                functional_status: None,
+                tokens: 0,
+                ms_model: 0.0,
+                ms_constraint: 0.0,
+                ms_total: wall.as_secs_f64() * 1e3,
+                rejections: 0,
+                used_witness: false,
+                gave_up: false,
+                error: None,
+                extra: serde_json::Map::new(),
+            };
+            match res {
+                Ok(o) => {
+                    r.fills = o
+                        .fills
+                        .iter()
+                        .map(|f| String::from_utf8_lossy(f).into_owned())
+                        .collect();
+                    r.text = inst.solution(&r.fills);
+                    r.syntax_ok = metrics::syntax_ok(&recognizer, &format!("{head}{}", r.text));
+                    if let Some((syn, outcome)) = judge.judge(&head, &r.text, &inst.test)? {
+                        r.gxx_syntax_ok = syn;
+                        r.functional_ok = Some(outcome.passed());
+                        r.functional_status = Some(outcome.status());
+                    }
+                    r.tokens = o.tokens;
+                    r.ms_model = o.time_model.as_secs_f64() * 1e3;
+                    r.ms_constraint = o.time_constraint.as_secs_f64() * 1e3;
+                    r.rejections = o.rejections;
+                    r.used_witness = o.used_witness;
+                    r.gave_up = o.failed;
                 }
-                r.tokens = o.tokens;
-                r.ms_model = o.time_model.as_secs_f64() * 1e3;
-                r.ms_constraint = o.time_constraint.as_secs_f64() * 1e3;
-                r.rejections = o.rejections;
-                r.used_witness = o.used_witness;
-                r.gave_up = o.failed;
+                Err(e) => {
+                    errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    progress.warn(&format!(
+                        "cdiff eval: warning: {} {} seed {seed}: {e}",
+                        inst.instance_id,
+                        mode.name()
+                    ));
+                    r.error = Some(e.to_string());
+                }
             }
-            Err(e) => {
-                errors += 1;
-                eprintln!(
-                    "cdiff eval: warning: {} {} seed {seed}: {e}",
-                    inst.instance_id,
-                    mode_name(mode)
-                );
-                r.error = Some(e.to_string());
+            {
+                let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+                record::append(&mut *out, &r).map_err(|e| CliError::lib(&a.out, e))?;
             }
+            progress.record(&describe(&r));
         }
-        record::append(&mut out, &r).map_err(|e| CliError::lib(&a.out, e))?;
-        if !a.quiet {
-            let n = done_n + 1;
-            let elapsed = t_start.elapsed();
-            let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
-            eprintln!("{}", progress_line(n, total, &r, seed, eta));
-        }
-    }
+        Ok(())
+    })?;
+    let took = progress.finish();
     if !a.quiet {
-        eprintln!("{}", summary_line(a, total, t_start.elapsed(), errors));
+        eprintln!("{}", summary_line(a, work.len(), took, errors.into_inner()));
     }
     Ok(())
 }
 
-/// The progress line of record `n` of `total`.
-pub(super) fn progress_line(
-    n: usize,
-    total: usize,
-    r: &Record,
-    seed: u64,
-    eta: std::time::Duration,
-) -> String {
+/// What a progress line says of record `r`.
+pub(super) fn describe(r: &Record) -> String {
     let schema = match r.schema_ok {
         Some(true) => ", schema ok",
         Some(false) => ", schema bad",
@@ -465,16 +473,54 @@ pub(super) fn progress_line(
         (None, None) => "functional not run",
     };
     format!(
-        "cdiff eval: [{n}/{total}] {} {} seed {seed}: syntax {}{schema}, {fun}, {} tokens, {} \
-         rejections, {:.0} ms; ETA {}",
+        "{} {} seed {}: syntax {}{schema}, {fun}, {} tokens, {} rejections, {:.0} ms",
         r.instance_id,
         r.mode,
+        r.seed,
         if r.syntax_ok { "ok" } else { "bad" },
         r.tokens,
         r.rejections,
         r.ms_total,
-        fmt_duration(eta)
     )
+}
+
+/// The workers of `--jobs` on `device`: several only on the CPU (each
+/// holds its own copy of the model).
+///
+/// # Errors
+/// `--jobs` above 1 on a GPU.
+pub(super) fn jobs_for(a: &EvalRunArgs, device: &candle_core::Device) -> Result<usize, CliError> {
+    let jobs = a.jobs as usize;
+    if jobs > 1 && !device.is_cpu() {
+        return Err(CliError::Input(format!(
+            "--jobs {jobs}: several workers run on the CPU only (each loads its own model); on a \
+             GPU use --jobs 1, and --shard I/N to split a run over devices"
+        )));
+    }
+    Ok(jobs)
+}
+
+/// ", N workers" for the first line of a run (nothing for one).
+pub(super) fn workers_note(jobs: usize) -> String {
+    if jobs > 1 {
+        format!(", {jobs} workers")
+    } else {
+        String::new()
+    }
+}
+
+/// The work of a run grouped by instance (work is instance-major), in
+/// order: the unit a worker takes, so that an instance's grammar is
+/// compiled once.
+pub(super) fn by_instance(work: &[(usize, EvalMode, u64)]) -> Vec<(usize, Vec<(EvalMode, u64)>)> {
+    let mut groups: Vec<(usize, Vec<(EvalMode, u64)>)> = Vec::new();
+    for &(k, mode, seed) in work {
+        match groups.last_mut() {
+            Some((last, runs)) if *last == k => runs.push((mode, seed)),
+            _ => groups.push((k, vec![(mode, seed)])),
+        }
+    }
+    groups
 }
 
 /// The last line of a run.
@@ -581,7 +627,7 @@ fn report_cmd(a: &EvalReportArgs) -> Result<(), CliError> {
 /// results file open for appending.
 pub(super) struct Plan {
     pub keep: Vec<usize>,
-    pub work: Vec<(usize, Mode, u64)>,
+    pub work: Vec<(usize, EvalMode, u64)>,
     pub out: std::fs::File,
 }
 
@@ -620,7 +666,7 @@ pub(super) fn plan(a: &EvalRunArgs, task: &str, ids: &[&str]) -> Result<Plan, Cl
                     task.to_string(),
                     ids[orig].to_string(),
                     a.model.clone(),
-                    mode_name(mode).to_string(),
+                    mode.name().to_string(),
                     seed,
                 );
                 if !done.contains(&key) {

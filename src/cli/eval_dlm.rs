@@ -7,12 +7,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cdiff::decode::{decode, Mode};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cdiff::decode::decode;
 use cdiff::eval::json::{self, JsonInstance, SchemaOracle};
 use cdiff::eval::record::{self, Record};
+use cdiff::eval::runner::{for_each, Progress};
 use cdiff::eval::smiles::{self, SmilesInstance};
 use cdiff::eval::tasks::{self, DlmCppInstance};
-use cdiff::eval::{metrics, mode_name};
+use cdiff::eval::{gp_instruction, metrics, EvalMode};
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 use cdiff::model::tokenizer::ChatFormat;
 use cdiff::model::{load, parse_dtype, Denoiser, LoadedModel, Shipped, TextCodec};
@@ -178,164 +181,243 @@ pub fn run(a: &EvalRunArgs) -> Result<(), CliError> {
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let planned = super::eval_cmd::plan(a, task, &ids)?;
     let insts: Vec<_> = planned.shard(insts);
-    let super::eval_cmd::Plan { work, mut out, .. } = planned;
+    let super::eval_cmd::Plan { work, out, .. } = planned;
     if work.is_empty() {
         return Ok(());
     }
 
     let device = super::decode_cmd::device_from(&a.device)?;
-    let mut model: Option<(Box<LoadedModel>, Option<&'static Shipped>)> =
+    let jobs = super::eval_cmd::jobs_for(a, &device)?;
+    let load_model = || -> Result<Option<DlmModel>, CliError> {
         if a.model.eq_ignore_ascii_case("gold") {
-            None
-        } else {
-            let dtype = parse_dtype(&a.dtype).map_err(lib_err)?;
-            let m = load(&a.model, &device, dtype).map_err(lib_err)?;
-            Some((Box::new(m), Shipped::by_name(&a.model)))
-        };
+            return Ok(None);
+        }
+        let dtype = parse_dtype(&a.dtype).map_err(lib_err)?;
+        let m = load(&a.model, &device, dtype).map_err(lib_err)?;
+        Ok(Some((Box::new(m), Shipped::by_name(&a.model))))
+    };
+    // The first worker's model, loaded here so that a bad model fails
+    // before any worker starts.
+    let first = std::sync::Mutex::new(Some(load_model()?));
     if !a.quiet {
-        let what = match &model {
-            None => "the oracle (gold output)".to_string(),
-            Some((m, _)) => format!("diffusion model ({:?})", m.model.arch()),
+        let what = match first.lock().ok().as_deref() {
+            Some(Some(Some((m, _)))) => format!("diffusion model ({:?})", m.model.arch()),
+            _ => "the oracle (gold output)".to_string(),
         };
         eprintln!(
-            "cdiff eval: model {} on {}: {what}",
+            "cdiff eval: model {} on {}: {what}{}",
             a.model,
-            cdiff::model::device_name(&device)
+            cdiff::model::device_name(&device),
+            super::eval_cmd::workers_note(jobs)
         );
     }
-
-    let mut cpp_judge = if a.task == EvalTaskArg::DlmCpp {
-        Some(CppJudge::new(a)?)
-    } else {
-        None
+    let gp_grammar = match (&shared, a.modes.contains(&EvalMode::Gp)) {
+        (Some(_), true) => {
+            let path = a.grammar.clone().unwrap_or_else(|| {
+                PathBuf::from(if a.task == EvalTaskArg::DlmCpp {
+                    CPP_GRAMMAR
+                } else {
+                    SMILES_GRAMMAR
+                })
+            });
+            Some(std::fs::read_to_string(&path).map_err(|error| CliError::Read { path, error })?)
+        }
+        _ => None,
     };
-    // The judge of the instance in hand (work is instance-major).
-    let mut current: Option<(usize, Result<Judge, cdiff::Error>)> = None;
-    let t_start = Instant::now();
-    let (mut errors, total) = (0usize, work.len());
-    for (done_n, &(k, mode, seed)) in work.iter().enumerate() {
-        let inst = &insts[k];
-        if shared.is_none() && current.as_ref().map(|c| c.0) != Some(k) {
-            let j = match inst {
-                Instance::Json(i) => json_judge(i),
-                _ => Err(cdiff::Error::new(
-                    cdiff::ErrorKind::Setting,
-                    "SMILES and C++ instances share one grammar",
-                )),
-            };
-            if let Err(e) = &j {
-                eprintln!(
-                    "cdiff eval: warning: {}: the schema cannot be used: {e}",
-                    inst.id()
-                );
-            }
-            current = Some((k, j));
-        }
-        let judge: Result<(&Constraint, &Recognizer), String> = match (&shared, &current) {
-            (Some(sg), _) => Ok((&sg.constraint, &sg.recognizer)),
-            (None, Some((_, Ok(j)))) => Ok((&j.constraint, &j.recognizer)),
-            (None, Some((_, Err(e)))) => Err(format!("the schema cannot be used: {e}")),
-            (None, None) => Err("no judge".into()),
+    let groups = super::eval_cmd::by_instance(&work);
+    let out = std::sync::Mutex::new(out);
+    let errors = AtomicUsize::new(0);
+    let progress = Progress::new(work.len(), a.quiet);
+    let init = || -> Result<Worker, CliError> {
+        let model = match first.lock().ok().and_then(|mut f| f.take()) {
+            Some(m) => m,
+            None => load_model()?,
         };
-        let mut r = Record {
-            instance_id: inst.id().to_string(),
-            task: task.to_string(),
-            model: a.model.clone(),
-            mode: mode_name(mode).to_string(),
-            seed,
-            number_spans: None,
-            text: String::new(),
-            fills: Vec::new(),
-            syntax_ok: false,
-            schema_ok: None,
-            gxx_syntax_ok: None,
-            functional_ok: Some(false),
-            functional_status: None,
-            tokens: 0,
-            ms_model: 0.0,
-            ms_constraint: 0.0,
-            ms_total: 0.0,
-            rejections: 0,
-            used_witness: false,
-            gave_up: false,
-            error: None,
-            extra: serde_json::Map::new(),
+        let cpp_judge = if a.task == EvalTaskArg::DlmCpp {
+            Some(CppJudge::new(a)?)
+        } else {
+            None
         };
-        if a.task == EvalTaskArg::Json {
-            r.schema_ok = Some(false);
-        }
-        if a.task == EvalTaskArg::DlmCpp {
-            // Null unless the program is compiled.
-            r.functional_ok = None;
-        }
-        let t0 = Instant::now();
-        let res = judge.and_then(|(constraint, recognizer)| {
-            generate(a, &mut model, constraint, recognizer, inst, mode, seed)
-                .map_err(|e| e.to_string())
-                .map(|g| (g, recognizer))
-        });
-        r.ms_total = t0.elapsed().as_secs_f64() * 1e3;
-        match res {
-            Ok((g, recognizer)) => {
-                r.text = g.text;
-                r.tokens = g.tokens;
-                r.ms_model = g.ms_model;
-                r.ms_constraint = g.ms_constraint;
-                r.rejections = g.rejections;
-                r.used_witness = g.used_witness;
-                r.gave_up = g.gave_up;
-                match (inst, &current) {
-                    (Instance::Json(_), Some((_, Ok(j)))) => {
-                        if let Some((oracle, gold)) = &j.json {
-                            let v = json::judge(recognizer, oracle, gold, &r.text);
-                            r.syntax_ok = v.syntax_ok;
-                            r.schema_ok = Some(v.schema_ok);
-                            r.functional_ok = Some(v.functional_ok);
-                        }
-                    }
-                    (Instance::Smiles(i), _) => {
-                        r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
-                        r.functional_ok = Some(smiles::same_molecule(&r.text, &i.output));
-                    }
-                    (Instance::Cpp(i), _) => {
-                        r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
-                        if let Some(cj) = cpp_judge.as_mut() {
-                            if let Some((syn, outcome)) = cj.judge("", &r.text, &i.test)? {
-                                r.gxx_syntax_ok = syn;
-                                r.functional_ok = Some(outcome.passed());
-                                r.functional_status = Some(outcome.status());
-                            }
-                        }
-                    }
-                    _ => {}
+        Ok(Worker { model, cpp_judge })
+    };
+    for_each(&groups, jobs, init, |w, _, (k, runs)| {
+        let inst = &insts[*k];
+        let own = match (&shared, inst) {
+            (None, Instance::Json(i)) => {
+                let j = json_judge(i);
+                if let Err(e) = &j {
+                    progress.warn(&format!(
+                        "cdiff eval: warning: {}: the schema cannot be used: {e}",
+                        inst.id()
+                    ));
                 }
+                Some(j)
             }
-            Err(e) => {
-                errors += 1;
-                eprintln!(
+            _ => None,
+        };
+        let judge: Result<(&Constraint, &Recognizer), String> = match (&shared, &own) {
+            (Some(sg), _) => Ok((&sg.constraint, &sg.recognizer)),
+            (None, Some(Ok(j))) => Ok((&j.constraint, &j.recognizer)),
+            (None, Some(Err(e))) => Err(format!("the schema cannot be used: {e}")),
+            (None, None) => Err("SMILES and C++ instances share one grammar".into()),
+        };
+        for &(mode, seed) in runs {
+            let gp = (mode == EvalMode::Gp).then(|| match inst {
+                Instance::Json(i) => ("JSON Schema", i.schema.to_string()),
+                _ => (
+                    "grammar (Lark EBNF)",
+                    gp_grammar.clone().unwrap_or_default(),
+                ),
+            });
+            let r = run_one(
+                a,
+                task,
+                w,
+                judge.clone(),
+                own.as_ref(),
+                inst,
+                mode,
+                seed,
+                gp,
+            )?;
+            if let Some(e) = &r.error {
+                errors.fetch_add(1, Ordering::Relaxed);
+                progress.warn(&format!(
                     "cdiff eval: warning: {} {} seed {seed}: {e}",
                     inst.id(),
-                    mode_name(mode)
-                );
-                r.error = Some(e);
+                    mode.name()
+                ));
             }
+            {
+                let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+                record::append(&mut *out, &r).map_err(|e| CliError::lib(&a.out, e))?;
+            }
+            progress.record(&super::eval_cmd::describe(&r));
         }
-        record::append(&mut out, &r).map_err(|e| CliError::lib(&a.out, e))?;
-        if !a.quiet {
-            let n = done_n + 1;
-            let elapsed = t_start.elapsed();
-            let eta = elapsed.mul_f64((total - n) as f64 / n as f64);
-            eprintln!(
-                "{}",
-                super::eval_cmd::progress_line(n, total, &r, seed, eta)
-            );
-        }
-    }
+        Ok(())
+    })?;
+    let took = progress.finish();
     if !a.quiet {
-        let took = t_start.elapsed();
-        eprintln!("{}", super::eval_cmd::summary_line(a, total, took, errors));
+        eprintln!(
+            "{}",
+            super::eval_cmd::summary_line(a, work.len(), took, errors.into_inner())
+        );
     }
     Ok(())
+}
+
+/// A loaded diffusion model and its card, or `None` for the oracle.
+type DlmModel = (Box<LoadedModel>, Option<&'static Shipped>);
+
+/// What one worker holds: its model and its compiler cache.
+struct Worker {
+    model: Option<DlmModel>,
+    cpp_judge: Option<CppJudge>,
+}
+
+/// The record of `inst` in `mode` with `seed`; `gp` is grammar prompting's
+/// (kind, text) of the grammar.
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    a: &EvalRunArgs,
+    task: &str,
+    w: &mut Worker,
+    judge: Result<(&Constraint, &Recognizer), String>,
+    own: Option<&Result<Judge, cdiff::Error>>,
+    inst: &Instance,
+    mode: EvalMode,
+    seed: u64,
+    gp: Option<(&str, String)>,
+) -> Result<Record, CliError> {
+    let mut r = Record {
+        instance_id: inst.id().to_string(),
+        task: task.to_string(),
+        model: a.model.clone(),
+        mode: mode.name().to_string(),
+        seed,
+        number_spans: None,
+        text: String::new(),
+        fills: Vec::new(),
+        syntax_ok: false,
+        schema_ok: None,
+        gxx_syntax_ok: None,
+        functional_ok: Some(false),
+        functional_status: None,
+        tokens: 0,
+        ms_model: 0.0,
+        ms_constraint: 0.0,
+        ms_total: 0.0,
+        rejections: 0,
+        used_witness: false,
+        gave_up: false,
+        error: None,
+        extra: serde_json::Map::new(),
+    };
+    if a.task == EvalTaskArg::Json {
+        r.schema_ok = Some(false);
+    }
+    if a.task == EvalTaskArg::DlmCpp {
+        // Null unless the program is compiled.
+        r.functional_ok = None;
+    }
+    let t0 = Instant::now();
+    let res = judge.and_then(|(constraint, recognizer)| {
+        let input = match &gp {
+            Some((what, g)) => gp_instruction(inst.input(), what, g),
+            None => inst.input().to_string(),
+        };
+        generate(
+            a,
+            &mut w.model,
+            constraint,
+            recognizer,
+            inst,
+            &input,
+            mode,
+            seed,
+        )
+        .map_err(|e| e.to_string())
+        .map(|g| (g, recognizer))
+    });
+    r.ms_total = t0.elapsed().as_secs_f64() * 1e3;
+    match res {
+        Ok((g, recognizer)) => {
+            r.text = g.text;
+            r.tokens = g.tokens;
+            r.ms_model = g.ms_model;
+            r.ms_constraint = g.ms_constraint;
+            r.rejections = g.rejections;
+            r.used_witness = g.used_witness;
+            r.gave_up = g.gave_up;
+            match (inst, own) {
+                (Instance::Json(_), Some(Ok(j))) => {
+                    if let Some((oracle, gold)) = &j.json {
+                        let v = json::judge(recognizer, oracle, gold, &r.text);
+                        r.syntax_ok = v.syntax_ok;
+                        r.schema_ok = Some(v.schema_ok);
+                        r.functional_ok = Some(v.functional_ok);
+                    }
+                }
+                (Instance::Smiles(i), _) => {
+                    r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
+                    r.functional_ok = Some(smiles::same_molecule(&r.text, &i.output));
+                }
+                (Instance::Cpp(i), _) => {
+                    r.syntax_ok = metrics::syntax_ok(recognizer, &r.text);
+                    if let Some(cj) = w.cpp_judge.as_mut() {
+                        if let Some((syn, outcome)) = cj.judge("", &r.text, &i.test)? {
+                            r.gxx_syntax_ok = syn;
+                            r.functional_ok = Some(outcome.passed());
+                            r.functional_status = Some(outcome.status());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(e) => r.error = Some(e),
+    }
+    Ok(r)
 }
 
 /// The decoding seed of `seed` on instance `id`: the two mixed (FNV-1a over
@@ -364,13 +446,15 @@ struct Generated {
 
 /// The gold answer (`model` is `None`), or a decode of the model from the
 /// instance's prompt under `constraint`.
+#[allow(clippy::too_many_arguments)]
 fn generate(
     a: &EvalRunArgs,
-    model: &mut Option<(Box<LoadedModel>, Option<&'static Shipped>)>,
+    model: &mut Option<DlmModel>,
     constraint: &Constraint,
     recognizer: &Recognizer,
     inst: &Instance,
-    mode: Mode,
+    input: &str,
+    mode: EvalMode,
     seed: u64,
 ) -> Result<Generated, cdiff::Error> {
     let Some((m, shipped)) = model else {
@@ -404,7 +488,7 @@ fn generate(
     let mut prompt = if m.chat_format == ChatFormat::Plain {
         Vec::new()
     } else {
-        m.chat_prompt_ids(inst.input())?
+        m.chat_prompt_ids(input)?
     };
     prompt.extend(m.tokenizer.encode(inst.prefill().as_bytes())?);
     // A shipped model's canvas is what its context leaves after the prompt.
@@ -415,7 +499,7 @@ fn generate(
         a,
         m.model.arch(),
         *shipped,
-        mode,
+        mode.decode_mode(),
         decode_seed(seed, inst.id()),
         n,
     );

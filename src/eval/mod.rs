@@ -84,12 +84,51 @@ pub mod metrics;
 pub mod plots;
 pub mod record;
 pub mod report;
+pub mod runner;
 pub mod smiles;
 pub mod tasks;
 
 use crate::decode::Mode;
 
-/// The name of a mode in records and on the command line.
+/// A mode of the evaluation: one of the decoding modes, or grammar prompting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EvalMode {
+    /// Unconstrained decoding.
+    Vanilla,
+    /// Constrained, without finishing from the witness ([`Mode::ConMinus`]).
+    ConMinus,
+    /// Constrained ([`Mode::Con`]).
+    Con,
+    /// Grammar prompting: unconstrained decoding, with the grammar (for
+    /// `json`, the schema) appended to the instruction, or, for the MRI
+    /// tasks, put before the code in a comment. A model that takes no
+    /// instruction (cdiff's shipped unconditional models on the DLM tasks)
+    /// sees no difference from `vanilla`.
+    Gp,
+}
+
+impl EvalMode {
+    /// How the model decodes in this mode.
+    pub fn decode_mode(self) -> Mode {
+        match self {
+            EvalMode::Vanilla | EvalMode::Gp => Mode::Vanilla,
+            EvalMode::ConMinus => Mode::ConMinus,
+            EvalMode::Con => Mode::Con,
+        }
+    }
+
+    /// The name in records and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvalMode::Vanilla => "vanilla",
+            EvalMode::ConMinus => "con-minus",
+            EvalMode::Con => "con",
+            EvalMode::Gp => "gp",
+        }
+    }
+}
+
+/// The name of a decoding mode in records and on the command line.
 pub fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Vanilla => "vanilla",
@@ -98,21 +137,43 @@ pub fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-/// Parses a comma-separated list of modes (`vanilla,con-minus,con`).
+/// The instruction of grammar prompting: `input`, then the grammar text
+/// (`what` names its kind, e.g. "grammar (Lark EBNF)" or "JSON Schema").
+pub fn gp_instruction(input: &str, what: &str, grammar: &str) -> String {
+    let sep = if input.is_empty() { "" } else { "\n\n" };
+    format!("{input}{sep}The answer must be valid under this {what}:\n{grammar}")
+}
+
+/// The grammar as a C++ block comment to put before the code (grammar
+/// prompting for the infilling tasks); a `*/` inside is broken up.
+pub fn gp_cpp_comment(grammar: &str) -> String {
+    format!(
+        "/* The code below is in the language of this grammar (Lark EBNF):\n{}\n*/\n",
+        grammar.replace("*/", "* /")
+    )
+}
+
+/// Parses a comma-separated list of modes (`vanilla,con-minus,con,gp`).
+///
+/// ```
+/// use cdiff::eval::{parse_modes, EvalMode};
+/// assert_eq!(parse_modes("con,gp")?, vec![EvalMode::Con, EvalMode::Gp]);
+/// # Ok::<(), String>(())
+/// ```
 ///
 /// # Errors
-/// A message naming the unknown mode (`gp` is not implemented yet).
-pub fn parse_modes(s: &str) -> Result<Vec<Mode>, String> {
+/// A message naming an unknown mode, or for an empty list.
+pub fn parse_modes(s: &str) -> Result<Vec<EvalMode>, String> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let m = match part {
-            "vanilla" => Mode::Vanilla,
-            "con-minus" | "conminus" | "con_minus" => Mode::ConMinus,
-            "con" => Mode::Con,
-            "gp" => return Err("mode gp (grammar prompting) is not implemented yet".into()),
+            "vanilla" => EvalMode::Vanilla,
+            "con-minus" | "conminus" | "con_minus" => EvalMode::ConMinus,
+            "con" => EvalMode::Con,
+            "gp" => EvalMode::Gp,
             other => {
                 return Err(format!(
-                    "unknown mode `{other}` (expected vanilla, con-minus, con)"
+                    "unknown mode `{other}` (expected vanilla, con-minus, con, gp)"
                 ))
             }
         };
@@ -191,10 +252,16 @@ mod tests {
         assert!(parse_shard("3/3").is_err());
         assert!(parse_shard("0/0").is_err());
         assert_eq!(
-            parse_modes("vanilla,con"),
-            Ok(vec![Mode::Vanilla, Mode::Con])
+            parse_modes("vanilla,con,con"),
+            Ok(vec![EvalMode::Vanilla, EvalMode::Con])
         );
-        assert!(parse_modes("gp").is_err());
+        assert_eq!(parse_modes("gp"), Ok(vec![EvalMode::Gp]));
+        assert_eq!(EvalMode::Gp.decode_mode(), Mode::Vanilla);
+        for m in parse_modes("vanilla,con-minus,con,gp").unwrap() {
+            assert_eq!(parse_modes(m.name()), Ok(vec![m]));
+        }
         assert!(parse_modes("fast").is_err());
+        assert!(parse_modes(",").is_err());
+        assert!(gp_cpp_comment("a: \"*/\"").ends_with("a: \"* /\"\n*/\n"));
     }
 }

@@ -38,6 +38,21 @@ impl Template {
         Ok(Template { chunks })
     }
 
+    /// The same template with `prefix` before its first chunk.
+    ///
+    /// ```
+    /// use cdiff::infill::Template;
+    /// let t = Template::from_marked(b"f(<FILL>)", b"<FILL>")?.with_prefix(b"// f\n");
+    /// assert_eq!(t.fill(&[b"1".to_vec()]), b"// f\nf(1)");
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    pub fn with_prefix(mut self, prefix: &[u8]) -> Template {
+        if let Some(first) = self.chunks.first_mut() {
+            first.splice(0..0, prefix.iter().copied());
+        }
+        self
+    }
+
     /// Parses the partial-output JSON of `cdiff check`: an array of strings
     /// and nulls, each `null` one region (adjacent nulls are separate
     /// regions, consecutive strings join).
