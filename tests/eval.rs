@@ -614,3 +614,50 @@ fn plots_show_rates_and_overhead_by_regions() {
     ok(&o, "report --plots");
     assert!(out.join("overhead.svg").is_file());
 }
+
+/// The paper's Fig. 7: constraint time per token against the size of each
+/// instance's grammar (JSON: one grammar per schema; other tasks one each);
+/// unconstrained modes and records without a size draw nothing.
+#[test]
+fn grammar_size_plot_has_a_point_per_grammar() {
+    let mut rs = Vec::new();
+    for (id, size, ms) in [("JME_1", 120, 4.0), ("JME_2", 480, 16.0)] {
+        for seed in 0..2 {
+            let mut r = rec(id, "con", seed, true, Some(true));
+            r.task = "json".into();
+            r.number_spans = None;
+            r.grammar_productions = Some(size);
+            r.ms_constraint = ms; // over 10 tokens
+            rs.push(r.clone());
+            r.mode = "vanilla".into();
+            rs.push(r);
+        }
+    }
+    let mut s = rec("SMILES_1", "con", 0, true, Some(true));
+    s.task = "smiles".into();
+    s.number_spans = None;
+    s.grammar_productions = Some(300);
+    rs.push(s);
+    let dir = tmp("fig7");
+    let files = cdiff::eval::plots::write_plots(&rs, &dir).unwrap();
+    let fig = files
+        .iter()
+        .find(|f| f.ends_with("grammar-size.svg"))
+        .unwrap_or_else(|| panic!("{files:?}"));
+    let svg = std::fs::read_to_string(fig).unwrap();
+    assert!(
+        svg.contains("<title>m con: JME_1 (120, 0.40)</title>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>m con: JME_2 (480, 1.60)</title>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>m con: smiles (300, 0.50)</title>"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
+    assert!(!svg.contains("vanilla"), "{svg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

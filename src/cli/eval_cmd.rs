@@ -369,6 +369,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
     } else {
         None
     };
+    let productions = constraint.normal_form().n_productions();
     let groups = by_instance(&work);
     let out = std::sync::Mutex::new(out);
     let errors = std::sync::atomic::AtomicUsize::new(0);
@@ -411,6 +412,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
                 used_witness: false,
                 gave_up: false,
                 error: None,
+                grammar_productions: Some(productions),
                 extra: serde_json::Map::new(),
             };
             match res {

@@ -351,6 +351,10 @@ fn run_one(
         used_witness: false,
         gave_up: false,
         error: None,
+        grammar_productions: judge
+            .as_ref()
+            .ok()
+            .map(|(c, _)| c.normal_form().n_productions()),
         extra: serde_json::Map::new(),
     };
     if a.task == EvalTaskArg::Json {

@@ -8,7 +8,12 @@
 //!   records of the cell; the report's tables give the intervals);
 //! * `overhead.svg`, for the multi-region tasks: the constraint's time as a
 //!   share of the model's (`ms_constraint / ms_model`, %), per number of
-//!   regions, one bar per model × constrained mode (the paper's Fig. 6).
+//!   regions, one bar per model × constrained mode (the paper's Fig. 6);
+//! * `grammar-size.svg`, for records that carry their grammar's size: the
+//!   constraint's milliseconds per generated token against the number of
+//!   productions of the normalized grammar, one point per grammar (each
+//!   JSON schema is one; the SMILES and C++ tasks have one each), one
+//!   series per model × constrained mode (the paper's Fig. 7).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -37,23 +42,11 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A grouped bar chart: one group per label, one bar per series; `None`
-/// values draw no bar.
-fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -> String {
-    // Wide enough for the groups, the legend and the title.
-    let w = (120.0 + 90.0 * labels.len().max(1) as f64)
-        .max(80.0 + 140.0 * series.len() as f64)
-        .max(60.0 + 8.0 * title.chars().count() as f64);
-    let h = 420.0;
-    let (left, right, top, bottom) = (60.0, 20.0, 40.0, 110.0);
-    let (pw, ph) = (w - left - right, h - top - bottom);
-    let y_max = series
-        .iter()
-        .flat_map(|s| s.values.iter().flatten().copied())
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let y_top = nice_ceiling(y_max);
-    let mut s = String::new();
+/// Margins of the plot area: left, right, top, bottom.
+const MARGINS: (f64, f64, f64, f64) = (60.0, 20.0, 40.0, 110.0);
+
+/// The SVG header, white background and title of a `w` × `h` chart.
+fn frame(s: &mut String, w: f64, h: f64, title: &str) {
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#
@@ -65,6 +58,12 @@ fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -
         w / 2.0,
         esc(title)
     );
+}
+
+/// The y axis from 0 to `y_top` (grid lines and labels) of a plot area of
+/// `pw` × `ph`, its label, and the x axis line.
+fn y_axis(s: &mut String, pw: f64, ph: f64, y_top: f64, y_label: &str) {
+    let (left, _, top, _) = MARGINS;
     for i in 0..=4 {
         let v = y_top * i as f64 / 4.0;
         let y = top + ph - ph * i as f64 / 4.0;
@@ -84,6 +83,51 @@ fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -
         top + ph / 2.0,
         esc(y_label)
     );
+    let _ = writeln!(
+        s,
+        r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##,
+        top + ph,
+        left + pw,
+        top + ph
+    );
+}
+
+/// The legend (one swatch per series) along the bottom of a chart `h` high,
+/// and the end of the SVG.
+fn legend_and_end(s: &mut String, h: f64, series: &[(&str, &str)]) {
+    for (k, (name, color)) in series.iter().enumerate() {
+        let x = MARGINS.0 + 140.0 * k as f64;
+        let y = h - 14.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x}" y="{}" width="10" height="10" fill="{color}"/><text x="{}" y="{y}">{}</text>"#,
+            y - 9.0,
+            x + 14.0,
+            esc(name)
+        );
+    }
+    s.push_str("</svg>\n");
+}
+
+/// A grouped bar chart: one group per label, one bar per series; `None`
+/// values draw no bar.
+fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -> String {
+    // Wide enough for the groups, the legend and the title.
+    let w = (120.0 + 90.0 * labels.len().max(1) as f64)
+        .max(80.0 + 140.0 * series.len() as f64)
+        .max(60.0 + 8.0 * title.chars().count() as f64);
+    let h = 420.0;
+    let (left, right, top, bottom) = MARGINS;
+    let (pw, ph) = (w - left - right, h - top - bottom);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let y_top = nice_ceiling(y_max);
+    let mut s = String::new();
+    frame(&mut s, w, h, title);
+    y_axis(&mut s, pw, ph, y_top, y_label);
     let group_w = pw / labels.len().max(1) as f64;
     let bar_w = (group_w * 0.8) / series.len().max(1) as f64;
     for (g, label) in labels.iter().enumerate() {
@@ -112,26 +156,69 @@ fn bar_chart(title: &str, y_label: &str, labels: &[String], series: &[Series]) -
             esc(label)
         );
     }
-    let _ = writeln!(
-        s,
-        r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##,
-        top + ph,
-        left + pw,
-        top + ph
-    );
-    for (k, ser) in series.iter().enumerate() {
-        let x = left + 140.0 * k as f64;
-        let y = h - 14.0;
+    let names: Vec<(&str, &str)> = series.iter().map(|x| (x.name.as_str(), x.color)).collect();
+    legend_and_end(&mut s, h, &names);
+    s
+}
+
+/// Per grammar: its productions, the constraint's milliseconds and the
+/// tokens, summed over records.
+type Sums = (usize, f64, usize);
+
+/// One point series of a scatter chart.
+struct Points {
+    name: String,
+    color: &'static str,
+    /// `(x, y, what the point is)`.
+    points: Vec<(f64, f64, String)>,
+}
+
+/// A scatter chart with linear axes from 0.
+fn scatter_chart(title: &str, x_label: &str, y_label: &str, series: &[Points]) -> String {
+    let w = 640.0f64.max(80.0 + 140.0 * series.len() as f64);
+    let h = 420.0;
+    let (left, right, top, bottom) = MARGINS;
+    let (pw, ph) = (w - left - right, h - top - bottom);
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let x_top = nice_ceiling(all().map(|p| p.0).fold(0.0f64, f64::max).max(1e-9));
+    let y_top = nice_ceiling(all().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9));
+    let mut s = String::new();
+    frame(&mut s, w, h, title);
+    y_axis(&mut s, pw, ph, y_top, y_label);
+    for i in 0..=4 {
+        let v = x_top * i as f64 / 4.0;
+        let x = left + pw * i as f64 / 4.0;
         let _ = writeln!(
             s,
-            r#"<rect x="{x}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{y}">{}</text>"#,
-            y - 9.0,
-            ser.color,
-            x + 14.0,
-            esc(&ser.name)
+            r#"<text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            top + ph + 16.0,
+            fmt_num(v)
         );
     }
-    s.push_str("</svg>\n");
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        left + pw / 2.0,
+        top + ph + 36.0,
+        esc(x_label)
+    );
+    for ser in series {
+        for (x, y, what) in &ser.points {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}" fill-opacity="0.7"><title>{}: {} ({}, {})</title></circle>"#,
+                left + pw * (x / x_top).clamp(0.0, 1.0),
+                top + ph - ph * (y / y_top).clamp(0.0, 1.0),
+                ser.color,
+                esc(&ser.name),
+                esc(what),
+                fmt_num(*x),
+                fmt_num(*y)
+            );
+        }
+    }
+    let names: Vec<(&str, &str)> = series.iter().map(|x| (x.name.as_str(), x.color)).collect();
+    legend_and_end(&mut s, h, &names);
     s
 }
 
@@ -265,6 +352,58 @@ pub fn write_plots(records: &[Record], dir: &Path) -> Result<Vec<PathBuf>> {
             "constraint time / model time, by regions",
             "overhead %",
             &labels,
+            &series,
+        );
+        std::fs::write(&file, chart).map_err(|e| io(&file, e))?;
+        written.push(file);
+    }
+    // Overhead by grammar size (the paper's Fig. 7): per instance grammar
+    // (each JSON schema is one), the constraint's milliseconds per token,
+    // one series per model × constrained mode.
+    let mut by_grammar: BTreeMap<(String, String), BTreeMap<(String, String), Sums>> =
+        BTreeMap::new();
+    for r in records {
+        let Some(size) = r.grammar_productions else {
+            continue;
+        };
+        if r.mode == "vanilla" || r.mode == "gp" || r.model == "gold" || r.error.is_some() {
+            continue;
+        }
+        // SMILES and C++ instances share one grammar: one point per task.
+        let which = if r.task == "json" {
+            r.instance_id.clone()
+        } else {
+            r.task.clone()
+        };
+        let e = by_grammar
+            .entry((r.model.clone(), r.mode.clone()))
+            .or_default()
+            .entry((r.task.clone(), which))
+            .or_insert((size, 0.0, 0));
+        e.1 += r.ms_constraint;
+        e.2 += r.tokens;
+    }
+    if !by_grammar.is_empty() {
+        let series: Vec<Points> = by_grammar
+            .iter()
+            .enumerate()
+            .map(|(i, ((model, mode), m))| Points {
+                name: format!("{model} {mode}"),
+                color: COLORS[i % COLORS.len()],
+                points: m
+                    .iter()
+                    .filter(|(_, (_, _, tokens))| *tokens > 0)
+                    .map(|((_, what), &(size, ms, tokens))| {
+                        (size as f64, ms / tokens as f64, what.clone())
+                    })
+                    .collect(),
+            })
+            .collect();
+        let file = dir.join("grammar-size.svg");
+        let chart = scatter_chart(
+            "constraint time per token by grammar size",
+            "productions of the normalized grammar",
+            "constraint ms / token",
             &series,
         );
         std::fs::write(&file, chart).map_err(|e| io(&file, e))?;

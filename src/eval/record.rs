@@ -20,7 +20,7 @@ pub struct Record {
     pub task: String,
     /// The model as given to `--model` (`gold` for the oracle).
     pub model: String,
-    /// `vanilla`, `con-minus` or `con`.
+    /// `vanilla`, `con-minus`, `con` or `gp`.
     pub mode: String,
     /// The decoding seed.
     pub seed: u64,
@@ -73,6 +73,10 @@ pub struct Record {
     /// as wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Productions of the instance grammar's normal form (the size the
+    /// paper's Fig. 7 plots the overhead against); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar_productions: Option<usize>,
     /// Fields this version does not know, kept through merges.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,

@@ -576,13 +576,18 @@ impl Cfg {
         Ok(w.finish(g.terminals.len()))
     }
 
+    /// Productions (binary, unary and ε), the grammar's size.
+    pub fn n_productions(&self) -> usize {
+        self.binary.len() + self.unary.len() + self.epsilon.len()
+    }
+
     /// A one-line summary: numbers of terminals, nonterminals and productions.
     pub fn stats(&self) -> String {
         format!(
             "{} terminals, {} nonterminals, {} productions ({} binary, {} unary, {} epsilon)",
             self.n_terms,
             self.nt_names.len(),
-            self.binary.len() + self.unary.len() + self.epsilon.len(),
+            self.n_productions(),
             self.binary.len(),
             self.unary.len(),
             self.epsilon.len()
