@@ -122,6 +122,9 @@ struct Earley<'a> {
     wakes: Vec<(u32, u32, u32, u32)>,
     /// What the tables may grow to.
     ceiling: Ceiling,
+    /// Per state, `g.term_words` words: the terminals on its edges (see
+    /// [`Intersector::may_start`]).
+    out: Vec<u64>,
 }
 
 /// How long phase 1 runs.
@@ -171,6 +174,7 @@ pub(crate) fn search(
         wakes: Vec::new(),
         ceiling,
         is_start: vec![false; dfa.len()],
+        out: out_terminals(g, dfa, &ceiling)?,
         eps: EpsClosure::new(dfa),
         closure: Vec::new(),
         #[cfg(debug_assertions)]
@@ -262,6 +266,19 @@ pub(crate) fn search(
     Ok(e.chart)
 }
 
+/// Per state of `dfa`, the bitset of terminals on its edges.
+fn out_terminals(g: &Intersector, dfa: &TokenNfa, ceiling: &Ceiling) -> Fits<Vec<u64>> {
+    let w = g.term_words;
+    ceiling.admit(dfa.len().saturating_mul(w * 8))?;
+    let mut out = vec![0u64; dfa.len() * w];
+    for (s, es) in dfa.edges.iter().enumerate() {
+        for &(t, _) in es {
+            out[s * w + t as usize / 64] |= 1 << (t % 64);
+        }
+    }
+    Ok(out)
+}
+
 impl Earley<'_> {
     /// The table index of `(state, nonterminal symbol)`.
     #[inline]
@@ -283,8 +300,17 @@ impl Earley<'_> {
         Ok(land)
     }
 
-    /// Adds the item `(prod, 1, origin)` at `state`.
+    /// Adds the item `(prod, 1, origin)` at `state`, unless the symbol after
+    /// its dot cannot begin there (it would wait forever).
     fn add(&mut self, prod: u32, origin: u32, state: u32) -> Fits {
+        let w = self.g.term_words;
+        let y = self.g.prods[prod as usize].1[1];
+        if !self
+            .g
+            .may_begin(y, &self.out[state as usize * w..(state as usize + 1) * w])
+        {
+            return Ok(());
+        }
         let it = item(prod, 1, origin, state);
         #[cfg(debug_assertions)]
         assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
@@ -296,7 +322,13 @@ impl Earley<'_> {
             return Ok(());
         }
         let g = self.g;
+        let w = g.term_words;
+        let out = j as usize * w..(j as usize + 1) * w;
         for &p in &g.prods_of[a as usize] {
+            if !g.may_start(p, &self.out[out.clone()]) {
+                // It could never scan or complete here (FIRST-set filter).
+                continue;
+            }
             if g.prods[p as usize].2 == 0 {
                 // Only at `j`, not along ε-moves from it: every item that
                 // waits at `j` after a terminal also waits at the states

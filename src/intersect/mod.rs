@@ -83,6 +83,17 @@ pub struct Intersector {
     by_right: Vec<Vec<(u32, u32)>>,
     /// Phase 2: for symbol X, every `A` with `A → X`, or `A → X Y`/`A → Y X` and `Y` nullable.
     by_unit: Vec<Vec<u32>>,
+    /// Words of a terminal bitset.
+    term_words: usize,
+    /// Per production, `term_words` words: the terminals a word derived
+    /// from its right-hand side can begin with (its FIRST set). Phase 1
+    /// predicts a production at a state only if the state has an edge on
+    /// one of them, or the right-hand side is nullable.
+    first: Vec<u64>,
+    /// Per production: whether its right-hand side derives the empty word.
+    rhs_nullable: Vec<bool>,
+    /// Per symbol, `term_words` words: its FIRST set.
+    sym_first: Vec<u64>,
 }
 
 pub(crate) const BITS: u32 = 21;
@@ -172,6 +183,8 @@ impl Intersector {
             u.sort_unstable();
             u.dedup();
         }
+        let (term_words, sym_first, first, rhs_nullable) =
+            first_sets(n_terms, n_syms, &prods, &nullable);
         Intersector {
             n_terms,
             n_syms,
@@ -182,7 +195,38 @@ impl Intersector {
             by_left,
             by_right,
             by_unit,
+            term_words,
+            first,
+            rhs_nullable,
+            sym_first,
         }
+    }
+
+    /// Whether symbol `x` may derive a word at a state whose outgoing
+    /// terminals are `out`: it is nullable or its FIRST set meets `out`.
+    #[inline]
+    pub(crate) fn may_begin(&self, x: u32, out: &[u64]) -> bool {
+        if self.nullable[x as usize] {
+            return true;
+        }
+        let w = self.term_words;
+        let f = &self.sym_first[x as usize * w..(x as usize + 1) * w];
+        f.iter().zip(out).any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether production `p` may be worth predicting at a state whose
+    /// outgoing terminals are `out` (a terminal bitset): its right-hand side
+    /// is nullable or can begin with one of them. A production that fails
+    /// this never scans or completes there, so skipping it changes no
+    /// completed triple.
+    #[inline]
+    pub(crate) fn may_start(&self, p: u32, out: &[u64]) -> bool {
+        if self.rhs_nullable[p as usize] {
+            return true;
+        }
+        let w = self.term_words;
+        let f = &self.first[p as usize * w..(p as usize + 1) * w];
+        f.iter().zip(out).any(|(a, b)| a & b != 0)
     }
 
     fn check_sizes(&self, dfa: &TokenNfa) -> Result<()> {
@@ -267,6 +311,60 @@ impl Intersector {
             shortest: chart.fixpoint,
         }))
     }
+}
+
+/// FIRST sets: per symbol and per production, a bitset of `n_terms` bits (in words) of
+/// the terminals its right-hand side's words can begin with, and whether
+/// the right-hand side is nullable; by fixpoint over the symbols' sets.
+fn first_sets(
+    n_terms: u32,
+    n_syms: u32,
+    prods: &[(u32, [u32; 2], u8)],
+    nullable: &[bool],
+) -> (usize, Vec<u64>, Vec<u64>, Vec<bool>) {
+    let w = (n_terms as usize).div_ceil(64).max(1);
+    let mut sym = vec![0u64; n_syms as usize * w];
+    for t in 0..n_terms as usize {
+        sym[t * w + t / 64] |= 1 << (t % 64);
+    }
+    // The symbols whose FIRST set feeds the right-hand side's.
+    let feeds = |rhs: &[u32; 2], len: u8| -> ([u32; 2], usize) {
+        match len {
+            2 if nullable[rhs[0] as usize] => (*rhs, 2),
+            0 => ([0; 2], 0),
+            _ => ([rhs[0], 0], 1),
+        }
+    };
+    loop {
+        let mut changed = false;
+        for &(a, rhs, len) in prods {
+            let (xs, k) = feeds(&rhs, len);
+            for &x in &xs[..k] {
+                for i in 0..w {
+                    let add = sym[x as usize * w + i] & !sym[a as usize * w + i];
+                    if add != 0 {
+                        sym[a as usize * w + i] |= add;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut first = vec![0u64; prods.len() * w];
+    let mut rhs_nullable = Vec::with_capacity(prods.len());
+    for (p, &(_, rhs, len)) in prods.iter().enumerate() {
+        let (xs, k) = feeds(&rhs, len);
+        for &x in &xs[..k] {
+            for i in 0..w {
+                first[p * w + i] |= sym[x as usize * w + i];
+            }
+        }
+        rhs_nullable.push(rhs[..len as usize].iter().all(|&x| nullable[x as usize]));
+    }
+    (w, sym, first, rhs_nullable)
 }
 
 /// Whether `dfa` accepts the empty word (a final state within ε-moves of the start).
