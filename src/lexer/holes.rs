@@ -5,7 +5,11 @@
 //! closed sets of lexer states (bitsets) and their transitions on terminals
 //! form one DFA per grammar, discovered lazily as checks need it and shared by
 //! all later checks. Only the *exits* of a hole (which lexer states survive the
-//! bytes after it) depend on the partial output.
+//! bytes after it) depend on the partial output, and through them only on the
+//! byte that follows the hole: so the transitions as a hole followed by a
+//! given byte sees them (targets masked to the states that can end a lexeme
+//! or survive that byte) are cached too, keyed by (set, byte), and a check
+//! maps them to its own ids with one integer-keyed lookup per target.
 //!
 //! Set ids depend on the order in which checks discover them; they are used
 //! only as identities, never to order anything a check returns, so results do
@@ -13,7 +17,7 @@
 
 use super::build::{Lexer, LDEAD};
 use crate::hash::FxMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Cached transitions of one set: `(terminal, next set id)`.
 type Trans = Option<Arc<Vec<(u32, u32)>>>;
@@ -22,9 +26,28 @@ type Trans = Option<Arc<Vec<(u32, u32)>>>;
 const MAX_SETS: usize = 1 << 16;
 
 /// Lazily built DFA over terminals of closed lexer-state sets inside holes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HoleCache {
     inner: Mutex<Inner>,
+}
+
+impl Default for HoleCache {
+    fn default() -> HoleCache {
+        HoleCache::with_max_sets(MAX_SETS)
+    }
+}
+
+impl HoleCache {
+    /// A cache that starts afresh past `max_sets` sets (tests use a small
+    /// bound to exercise that).
+    pub(crate) fn with_max_sets(max_sets: usize) -> HoleCache {
+        HoleCache {
+            inner: Mutex::new(Inner {
+                max_sets,
+                ..Inner::default()
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -32,22 +55,49 @@ struct Inner {
     ids: FxMap<Arc<Vec<u64>>, u32>,
     sets: Vec<Arc<Vec<u64>>>,
     trans: Vec<Trans>,
+    /// Transitions of a set *as a hole followed by a byte sees them*:
+    /// keyed by (set id, what follows the hole), targets masked for that
+    /// byte (see [`HoleView::intern`]). Every check used to redo this
+    /// masking per hole state and terminal: a tenth of a C++ check.
+    masked: FxMap<(u32, u16), Arc<Vec<(u32, u32)>>>,
+    /// Bumped when the cache starts afresh: ids of an older generation
+    /// name other sets.
+    generation: u64,
+    /// Sets (and masked transition lists) kept before starting afresh.
+    max_sets: usize,
 }
 
 impl Clone for HoleCache {
     /// A clone starts with an empty cache (it is only an accelerator).
     fn clone(&self) -> HoleCache {
-        HoleCache::default()
+        let max_sets = self
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .max_sets;
+        HoleCache::with_max_sets(max_sets)
     }
 }
 
 impl Inner {
+    /// Starts afresh if fewer than `room` new sets would pass the bound:
+    /// called before each locked operation with `room` at least what it
+    /// may add, so ids never change within one.
+    fn make_room(&mut self, room: usize) {
+        if self.sets.len().saturating_add(room) > self.max_sets
+            || self.masked.len() >= self.max_sets
+        {
+            *self = Inner {
+                generation: self.generation + 1,
+                max_sets: self.max_sets,
+                ..Inner::default()
+            };
+        }
+    }
+
     fn intern(&mut self, bits: Vec<u64>) -> u32 {
         if let Some(&id) = self.ids.get(&bits) {
             return id;
-        }
-        if self.sets.len() >= MAX_SETS {
-            *self = Inner::default();
         }
         let id = self.sets.len() as u32;
         let bits = Arc::new(bits);
@@ -56,6 +106,43 @@ impl Inner {
         self.trans.push(None);
         id
     }
+
+    /// The transitions of set `gid` (computed once per grammar); adds at
+    /// most one set per terminal.
+    fn trans_of(&mut self, lexer: &Lexer, gid: u32) -> Arc<Vec<(u32, u32)>> {
+        if let Some(t) = &self.trans[gid as usize] {
+            return t.clone();
+        }
+        let bits = self.sets[gid as usize].clone();
+        let t: Vec<(u32, u32)> = compute(lexer, &bits)
+            .into_iter()
+            .map(|(term, set)| (term, self.intern(set)))
+            .collect();
+        let t = Arc::new(t);
+        self.trans[gid as usize] = Some(t.clone());
+        t
+    }
+}
+
+/// Keeps of `bits` only the lexer states that can end a lexeme or survive
+/// what follows the hole (`keep`), minus those another member dominates
+/// (see [`HoleView::intern`]).
+fn mask(lexer: &Lexer, bits: &mut [u64], keep: &[u64]) {
+    for ((b, e), k) in bits.iter_mut().zip(&lexer.emitting_set).zip(keep) {
+        *b &= e | k;
+    }
+    let full = bits.to_vec();
+    let candidates: Vec<u64> = full
+        .iter()
+        .zip(&lexer.dominated_set)
+        .map(|(b, d)| b & d)
+        .collect();
+    for l in super::tokens::ones(&candidates) {
+        let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
+        if lexer.dominators[l as usize].iter().any(|&d| has(d)) {
+            bits[l as usize / 64] &= !(1 << (l % 64));
+        }
+    }
 }
 
 /// A handle on one check's view of the cache: set ids stay valid for the
@@ -63,10 +150,13 @@ impl Inner {
 pub(crate) struct HoleView<'a> {
     cache: &'a HoleCache,
     lexer: &'a Lexer,
-    /// Keyed by (what follows the hole, masked set): the mask, and so the
-    /// successors' masks, depend on the byte after the hole.
-    local_ids: FxMap<(u16, Arc<Vec<u64>>), u32>,
-    local_sets: Vec<(u16, Arc<Vec<u64>>)>,
+    /// Keyed by (what follows the hole, shared id of the masked set): the
+    /// mask, and so the successors' masks, depend on the byte after the
+    /// hole. Valid for the shared cache's `generation`.
+    local_ids: FxMap<(u16, u32), u32>,
+    generation: u64,
+    /// Per local id: what follows, the set and its shared id.
+    local_sets: Vec<(u16, Arc<Vec<u64>>, u32)>,
     local_trans: Vec<Trans>,
 }
 
@@ -76,9 +166,47 @@ impl<'a> HoleView<'a> {
             cache,
             lexer,
             local_ids: FxMap::default(),
+            generation: 0,
             local_sets: Vec::new(),
             local_trans: Vec::new(),
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'a, Inner> {
+        self.cache
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Brings this view's shared ids to `inner`'s generation: after the
+    /// cache started afresh, every local set is interned again (so equal
+    /// sets keep one local id, which the automaton's construction needs to
+    /// terminate).
+    fn sync(&mut self, inner: &mut Inner) {
+        if self.generation == inner.generation {
+            return;
+        }
+        self.generation = inner.generation;
+        self.local_ids.clear();
+        for (id, (follow, bits, gid)) in self.local_sets.iter_mut().enumerate() {
+            *gid = inner.intern((**bits).clone());
+            self.local_ids.insert((*follow, *gid), id as u32);
+        }
+    }
+
+    /// The local id of the masked set with shared id `gid` (of the view's
+    /// generation, see [`HoleView::sync`]), followed by `follow`.
+    fn local(&mut self, inner: &Inner, follow: u16, gid: u32) -> u32 {
+        if let Some(&id) = self.local_ids.get(&(follow, gid)) {
+            return id;
+        }
+        let id = self.local_sets.len() as u32;
+        self.local_ids.insert((follow, gid), id);
+        self.local_sets
+            .push((follow, inner.sets[gid as usize].clone(), gid));
+        self.local_trans.push(None);
+        id
     }
 
     /// The id of the set of a hole followed by `follow` (a byte, or 256 for
@@ -88,31 +216,12 @@ impl<'a> HoleView<'a> {
     /// makes sets that differ only in, say, the last lexeme's munch checker
     /// (which the next byte kills anyway) one state.
     pub(crate) fn intern(&mut self, mut bits: Vec<u64>, follow: u16, keep: &[u64]) -> u32 {
-        for ((b, e), k) in bits.iter_mut().zip(&self.lexer.emitting_set).zip(keep) {
-            *b &= e | k;
-        }
-        // Drop alternatives another member subsumes (fewer checkers).
-        let full = bits.clone();
-        let candidates: Vec<u64> = full
-            .iter()
-            .zip(&self.lexer.dominated_set)
-            .map(|(b, d)| b & d)
-            .collect();
-        for l in super::tokens::ones(&candidates) {
-            let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
-            if self.lexer.dominators[l as usize].iter().any(|&d| has(d)) {
-                bits[l as usize / 64] &= !(1 << (l % 64));
-            }
-        }
-        let key = (follow, Arc::new(bits));
-        if let Some(&id) = self.local_ids.get(&key) {
-            return id;
-        }
-        let id = self.local_sets.len() as u32;
-        self.local_ids.insert(key.clone(), id);
-        self.local_sets.push(key);
-        self.local_trans.push(None);
-        id
+        mask(self.lexer, &mut bits, keep);
+        let mut inner = self.lock();
+        inner.make_room(1);
+        self.sync(&mut inner);
+        let gid = inner.intern(bits);
+        self.local(&inner, follow, gid)
     }
 
     /// The set with id `id`.
@@ -126,38 +235,35 @@ impl<'a> HoleView<'a> {
         if let Some(t) = &self.local_trans[id as usize] {
             return t.clone();
         }
-        let (follow, bits) = self.local_sets[id as usize].clone();
-        // Shared cache: transitions as sets, translated to local ids.
-        let shared: Vec<(u32, Arc<Vec<u64>>)> = {
-            let mut inner = self
-                .cache
-                .inner
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let gid = inner.intern((*bits).clone());
-            let t = match &inner.trans[gid as usize] {
-                Some(t) => t.clone(),
-                None => {
-                    let computed = compute(self.lexer, &bits);
-                    let t: Vec<(u32, u32)> = computed
-                        .into_iter()
-                        .map(|(term, set)| (term, inner.intern(set)))
-                        .collect();
-                    let t = Arc::new(t);
-                    // `intern` may have reset the cache; re-intern this set.
-                    let gid = inner.intern((*bits).clone());
-                    inner.trans[gid as usize] = Some(t.clone());
-                    t
+        let mut inner = self.lock();
+        // Its raw targets and their masked forms: at most 2 new sets per
+        // terminal.
+        inner.make_room(2 * self.lexer.n_terms);
+        self.sync(&mut inner);
+        let (follow, gid) = (
+            self.local_sets[id as usize].0,
+            self.local_sets[id as usize].2,
+        );
+        let masked = match inner.masked.get(&(gid, follow)) {
+            Some(t) => t.clone(),
+            None => {
+                let raw = inner.trans_of(self.lexer, gid);
+                let mut t: Vec<(u32, u32)> = Vec::with_capacity(raw.len());
+                for &(term, g) in raw.iter() {
+                    let mut next = (*inner.sets[g as usize]).clone();
+                    mask(self.lexer, &mut next, keep);
+                    t.push((term, inner.intern(next)));
                 }
-            };
-            t.iter()
-                .map(|&(term, g)| (term, inner.sets[g as usize].clone()))
-                .collect()
+                let t = Arc::new(t);
+                inner.masked.insert((gid, follow), t.clone());
+                t
+            }
         };
-        let local: Vec<(u32, u32)> = shared
-            .into_iter()
-            .map(|(term, set)| (term, self.intern((*set).clone(), follow, keep)))
+        let local: Vec<(u32, u32)> = masked
+            .iter()
+            .map(|&(term, g)| (term, self.local(&inner, follow, g)))
             .collect();
+        drop(inner);
         let local = Arc::new(local);
         self.local_trans[id as usize] = Some(local.clone());
         local
@@ -188,4 +294,54 @@ fn compute(lexer: &Lexer, bits: &[u64]) -> Vec<(u32, Vec<u64>)> {
     }
     out.sort_unstable_by_key(|e| e.0);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HoleCache;
+    use crate::budget::Budget;
+    use crate::grammar::Grammar;
+    use crate::lexer::{Lexer, TokenNfa};
+    use crate::partial::Partial;
+
+    /// A cache that starts afresh many times within one automaton (and
+    /// between automata) builds the same automata as one that never does.
+    #[test]
+    fn a_cache_that_starts_afresh_builds_the_same_automata() {
+        let src = include_str!("../../grammars/json.ebnf");
+        let g = Grammar::from_lark(src, None).unwrap();
+        let lx = Lexer::new(&g, crate::lexer::DEFAULT_LEXER_LIMIT).unwrap();
+        let big = HoleCache::default();
+        let tiny = HoleCache::with_max_sets(lx.n_terms * 2 + 3);
+        let cases = [
+            Partial::new()
+                .text("{\"a\": ")
+                .hole()
+                .text(", \"b")
+                .hole()
+                .text("]}"),
+            Partial::new().hole().text("\"x").hole().text("1.").hole(),
+            Partial::new()
+                .text("[")
+                .hole()
+                .text(" tr")
+                .hole()
+                .text("e, -")
+                .hole(),
+        ];
+        for round in 0..3 {
+            for p in &cases {
+                let build = |cache: &HoleCache| {
+                    let mut budget = Budget::new(u64::MAX, "test");
+                    TokenNfa::build(&lx, cache, p, &[], &mut budget, 1 << 20).unwrap()
+                };
+                assert_eq!(build(&big), build(&tiny), "round {round}: {p:?}");
+            }
+        }
+        let generation = tiny.inner.lock().unwrap().generation;
+        assert!(
+            generation > 3,
+            "the tiny cache started afresh {generation} times"
+        );
+    }
 }
