@@ -4,7 +4,7 @@ use super::build::{Lexer, LDEAD};
 use super::holes::{HoleCache, HoleView};
 use crate::budget::{Budget, Ceiling};
 use crate::error::{Error, ErrorKind, Limit, Result};
-use crate::hash::{FxMap, FxSet};
+use crate::hash::FxMap;
 use crate::partial::{Partial, Segment};
 use smallvec::SmallVec;
 
@@ -254,8 +254,11 @@ impl TokenNfa {
             lx: lexer,
             layout: &layout,
             limits,
-            seen: FxSet::default(),
             stack: Vec::new(),
+            cur: Vec::new(),
+            next: Vec::new(),
+            mark: vec![0; lexer.states.len()],
+            tick: 1,
         };
         let ceiling = budget.ceiling();
         let mut nodes = Nodes {
@@ -817,8 +820,13 @@ struct Builder<'a> {
     lx: &'a Lexer,
     layout: &'a Layout,
     limits: &'a [Option<usize>],
-    seen: FxSet<Conf>,
+    /// Scratch for [`Builder::closure`]: sorted seeds, the lexer states at
+    /// the current and next position, and their stamps per lexer state.
     stack: Vec<Conf>,
+    cur: Vec<u32>,
+    next: Vec<u32>,
+    mark: Vec<u32>,
+    tick: u32,
 }
 
 impl Builder<'_> {
@@ -859,26 +867,54 @@ impl Builder<'_> {
     /// it (the precomputed hole closure of each entering L-state, or-ed into
     /// the hole's bitset at once); leaving the hole is the hole state's
     /// ε-move, built when that state is.
+    ///
+    /// It sweeps positions in order (the seeds sorted by position; a byte
+    /// step moves one position on), keeping the lexer states at the current
+    /// and the next position deduplicated by stamps: no hashing, and each
+    /// configuration is visited once.
     fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<ConfSet> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
-        // Clearing a hash set costs its capacity: after one huge closure (a
-        // string that may run from a hole to the end of a 1 MB text) every
-        // later clear would cost as much.
-        if self.seen.capacity() > 4096 {
-            self.seen = FxSet::default();
-        } else {
-            self.seen.clear();
-        }
-        self.stack.clear();
         let mut holes: Vec<(u32, Vec<u64>, bool)> = Vec::new();
         let mut chunk = Confs::new();
         let ceiling = budget.ceiling();
-        self.stack.extend(seeds.iter().rev());
-        while let Some(c) = self.stack.pop() {
-            budget.spend(1)?;
-            let (p, l) = unpack(c);
+        let mut seeds_sorted = std::mem::take(&mut self.stack);
+        seeds_sorted.clear();
+        seeds_sorted.extend_from_slice(seeds);
+        seeds_sorted.sort_unstable();
+        let mut cur = std::mem::take(&mut self.cur);
+        let mut next = std::mem::take(&mut self.next);
+        cur.clear();
+        // Stamps: `tick` marks the states at the current position,
+        // `tick + 1` those at the next one.
+        if self.tick > u32::MAX - 4 {
+            self.mark.iter_mut().for_each(|x| *x = 0);
+            self.tick = 1;
+        }
+        self.tick += 2;
+        let mut si = 0;
+        let mut p = 0u32;
+        loop {
+            if cur.is_empty() {
+                let Some(&c) = seeds_sorted.get(si) else {
+                    break;
+                };
+                p = unpack(c).0;
+                self.tick += 2;
+            }
+            let (here, there) = (self.tick, self.tick + 1);
+            while let Some(&c) = seeds_sorted.get(si) {
+                let (q, l) = unpack(c);
+                if q != p {
+                    break;
+                }
+                si += 1;
+                if self.mark[l as usize] != here {
+                    self.mark[l as usize] = here;
+                    cur.push(l);
+                }
+            }
             if p < end && self.layout.is_hole(p) {
                 let hi = match holes.iter().position(|h| h.0 == p) {
                     Some(i) => i,
@@ -887,34 +923,58 @@ impl Builder<'_> {
                         holes.len() - 1
                     }
                 };
-                holes[hi].2 |= !lx.is_fresh(l);
-                let bits = &mut holes[hi].1;
-                if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
-                    continue;
+                for &l in &cur {
+                    budget.spend(1)?;
+                    holes[hi].2 |= !lx.is_fresh(l);
+                    let bits = &mut holes[hi].1;
+                    if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
+                        continue;
+                    }
+                    for (b, c) in bits.iter_mut().zip(lx.hole_closure(l)) {
+                        *b |= c;
+                    }
+                    budget.spend(w as u64)?;
                 }
-                for (b, c) in bits.iter_mut().zip(lx.hole_closure(l)) {
-                    *b |= c;
-                }
-                budget.spend(w as u64)?;
+                cur.clear();
                 continue;
             }
-            if !ceiling.insert(&mut self.seen, c)? {
-                continue;
+            // Skips of ignored lexemes stay at this position.
+            let mut i = 0;
+            while i < cur.len() {
+                budget.spend(1)?;
+                let l = cur[i];
+                if lx.skippable[l as usize] {
+                    let e = lx.emit[l as usize];
+                    if self.mark[e as usize] != here {
+                        self.mark[e as usize] = here;
+                        cur.push(e);
+                    }
+                }
+                i += 1;
             }
-            if chunk.len() == chunk.capacity() {
-                ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
-            }
-            chunk.push(c);
-            if p < end {
-                let n = lx.next(l, self.layout.byte(p));
-                if n != LDEAD {
-                    self.stack.push(conf(p + 1, n));
+            next.clear();
+            for &l in &cur {
+                if chunk.len() == chunk.capacity() {
+                    ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
+                }
+                chunk.push(conf(p, l));
+                if p < end {
+                    let n = lx.next(l, self.layout.byte(p));
+                    if n != LDEAD && self.mark[n as usize] != there {
+                        self.mark[n as usize] = there;
+                        next.push(n);
+                    }
                 }
             }
-            if lx.skippable[l as usize] {
-                self.stack.push(conf(p, lx.emit[l as usize]));
-            }
+            std::mem::swap(&mut cur, &mut next);
+            p += 1;
+            self.tick += 1;
+            // Seeds behind the sweep cannot exist: they are sorted and the
+            // sweep only jumps forward to the next one.
         }
+        self.stack = seeds_sorted;
+        self.cur = cur;
+        self.next = next;
         // Chunk configurations that can neither emit nor end are useless.
         chunk.retain(|c| {
             let (p, l) = unpack(*c);
