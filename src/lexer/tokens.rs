@@ -522,8 +522,8 @@ fn reduce(
     order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
     const UNSET: u32 = u32::MAX;
     let mut class = vec![UNSET; n];
-    let mut sigs: FxMap<Vec<u32>, u32> = FxMap::with_capacity_and_hasher(n, Default::default());
-    let mut next_local: FxMap<Vec<u32>, u32> = FxMap::default();
+    let mut sigs = SigTable::with_capacity(n);
+    let mut next_local = SigTable::with_capacity(0);
     let (mut sig, mut pairs) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < n {
@@ -537,7 +537,7 @@ fn reduce(
         if group.len() == 1 && !edges[group[0] as usize].iter().any(|&(_, d)| d == group[0]) {
             let s = group[0] as usize;
             signature(&mut sig, &mut pairs, finals[s], &edges[s], &class, None);
-            class[s] = class_of(&mut sigs, &sig);
+            class[s] = sigs.class_of(&sig);
         } else {
             // A cyclic group: refine a local partition until stable.
             let mut local: Vec<u32> = vec![0; group.len()];
@@ -561,7 +561,7 @@ fn reduce(
                         Some((&pos, &local)),
                     );
                     sig.push(local[x]);
-                    fresh[x] = class_of(&mut next_local, &sig);
+                    fresh[x] = next_local.class_of(&sig);
                 }
                 let nb = next_local.len();
                 local = fresh;
@@ -584,7 +584,7 @@ fn reduce(
                 sig.push((k >> 32) as u32);
                 sig.push(k as u32);
                 sig.push(local[x]);
-                class[s as usize] = class_of(&mut sigs, &sig);
+                class[s as usize] = sigs.class_of(&sig);
             }
         }
         i = j;
@@ -651,15 +651,74 @@ fn signature(
     }
 }
 
-/// The id of `sig` in `ids` (a new id, the map's size, if absent); allocates
-/// only for a new signature.
-fn class_of(ids: &mut FxMap<Vec<u32>, u32>, sig: &[u32]) -> u32 {
-    if let Some(&c) = ids.get(sig) {
-        return c;
+/// Signatures numbered in order of first sight: one arena for all of them
+/// and a map from a signature's hash to its first id (later ids with the
+/// same hash chained), so a lookup hashes once and a new signature
+/// allocates nothing once the arena has grown (a `Vec` key per class was a
+/// twentieth of a C++ check).
+struct SigTable {
+    by_hash: FxMap<u64, u32>,
+    /// Per id: the next id with the same hash (`u32::MAX`: none).
+    chain: Vec<u32>,
+    /// Per id: where its signature starts in `arena` (one more entry, the end).
+    starts: Vec<u32>,
+    arena: Vec<u32>,
+}
+
+impl SigTable {
+    fn with_capacity(n: usize) -> SigTable {
+        SigTable {
+            by_hash: FxMap::with_capacity_and_hasher(n, Default::default()),
+            chain: Vec::with_capacity(n),
+            starts: vec![0],
+            arena: Vec::new(),
+        }
     }
-    let c = ids.len() as u32;
-    ids.insert(sig.to_vec(), c);
-    c
+
+    /// Number of distinct signatures.
+    fn len(&self) -> usize {
+        self.chain.len()
+    }
+
+    fn clear(&mut self) {
+        self.by_hash.clear();
+        self.chain.clear();
+        self.starts.truncate(1);
+        self.arena.clear();
+    }
+
+    fn sig(&self, id: u32) -> &[u32] {
+        &self.arena[self.starts[id as usize] as usize..self.starts[id as usize + 1] as usize]
+    }
+
+    /// The id of `sig` (a new id, the number of signatures so far, if absent).
+    fn class_of(&mut self, sig: &[u32]) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::hash::FxHasher::default();
+        sig.hash(&mut h);
+        let h = h.finish();
+        let new = self.chain.len() as u32;
+        let mut last = u32::MAX;
+        if let Some(&first) = self.by_hash.get(&h) {
+            let mut c = first;
+            while c != u32::MAX {
+                if self.sig(c) == sig {
+                    return c;
+                }
+                last = c;
+                c = self.chain[c as usize];
+            }
+        }
+        if last == u32::MAX {
+            self.by_hash.insert(h, new);
+        } else {
+            self.chain[last as usize] = new;
+        }
+        self.chain.push(u32::MAX);
+        self.arena.extend_from_slice(sig);
+        self.starts.push(self.arena.len() as u32);
+        new
+    }
 }
 
 struct Nodes {
