@@ -3,8 +3,8 @@
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
-use crate::intersect::Intersector;
-use crate::lexer::{fills_for, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
+use crate::intersect::{Base, Intersector};
+use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
 /// Work the search may spend past its first derivation, on top of the
@@ -230,6 +230,50 @@ impl Constraint {
             budget,
             self.config.partial_states,
         )
+    }
+
+    /// The automaton of `left` as a prefix and its phase-1 chart, for
+    /// insertion points after `left` (see [`crate::mask`]).
+    pub(crate) fn prefix_chart(&self, left: &Partial) -> Result<(Frontier, Base)> {
+        let mut budget = self.budget("the chart of the text before an insertion point");
+        let f = TokenNfa::build_prefix(
+            &self.lexer,
+            &self.holes,
+            left,
+            &mut budget,
+            self.config.partial_states,
+        )?;
+        let frontier: Vec<u32> = f.at.iter().map(|&(_, s)| s).collect();
+        let base = self.search.base(&f.nfa, &frontier, &mut budget)?;
+        Ok((f, base))
+    }
+
+    /// The automaton of `right` read from lexer state `l1` (a lexeme in
+    /// progress at its start).
+    pub(crate) fn suffix_automaton(&self, right: &Partial, l1: u32) -> Result<TokenNfa> {
+        let mut budget = self.budget("the automaton of the text after an insertion point");
+        TokenNfa::build_from(
+            &self.lexer,
+            &self.holes,
+            right,
+            &[l1],
+            &mut budget,
+            self.config.partial_states,
+        )
+    }
+
+    /// See [`Intersector::extend`]: the check of an insertion whose prefix
+    /// chart is `base`.
+    pub(crate) fn extend(
+        &self,
+        base: &Base,
+        ext: &TokenNfa,
+        from: &[u32],
+        first: &[u32],
+        to: u32,
+    ) -> Result<bool> {
+        let mut budget = self.budget("the completability check");
+        self.search.extend(base, ext, from, first, to, &mut budget)
     }
 
     /// Decides whether `partial` is completable, without building a completion.

@@ -34,7 +34,8 @@
 use crate::completable::Constraint;
 use crate::error::Result;
 use crate::hash::FxMap;
-use crate::lexer::{Point, Row};
+use crate::intersect::Base;
+use crate::lexer::{Frontier, Point, Row, TokenNfa};
 use crate::partial::{Partial, Segment};
 
 /// A vocabulary as a byte trie in preorder: token ids by their bytes, with
@@ -134,8 +135,12 @@ pub struct InsertionStats {
     /// Questions answered (tokens asked by [`Insertion::allows`], trie
     /// nodes with tokens in [`Insertion::mask`]).
     pub queries: usize,
-    /// Full completability checks run.
+    /// Checks run (full ones, or from the chart of the text before the
+    /// point: see `by_prefix`).
     pub checks: usize,
+    /// Of those, the ones answered from the chart of the text before the
+    /// point (the text there has no hole; no hole limits).
+    pub by_prefix: usize,
     /// Questions answered with no check because every lexing died.
     pub dead: usize,
 }
@@ -170,10 +175,33 @@ pub struct Insertion<'c> {
     /// Byte limits of the holes of `left` then `right` (empty: none).
     limits: Vec<Option<usize>>,
     memo: FxMap<Box<[u32]>, bool>,
+    /// The chart of `left`, once a check needed it (see [`Prefix`]);
+    /// forgotten when the point moves.
+    prefix: Option<Box<Prefix>>,
     rows: Vec<Row>,
     next: Vec<Row>,
     key: Vec<u32>,
+    seq: Vec<u32>,
     stats: InsertionStats,
+}
+
+/// What a check of `left · t · right` reuses when `left` has no hole: the
+/// automaton of `left` as a prefix with its phase-1 chart, and the
+/// automaton of `right` from each lexer state `l₁` an insertion may leave.
+/// A new relation then costs the search of `t`'s terminals and `right`
+/// from the chart's frontier, not a check of the whole text: per row
+/// `(l₀, T₁…T_m, l₁)` of the relation, the items at the frontier states of
+/// `l₀` waiting for a terminal of `T₁` move on, through `T₂…T_m`, into the
+/// automaton of `right` from `l₁` (rows with `m = 0`, a lexeme that goes
+/// on, and hole limits take a full check). The language searched is that
+/// of the full check restricted to the row, and the relation's language is
+/// the union of its rows', so the answer is the full check's.
+#[derive(Clone, Debug)]
+struct Prefix {
+    frontier: Frontier,
+    base: Base,
+    /// The automaton of `right` read from `l₁`, per `l₁`.
+    right: FxMap<u32, TokenNfa>,
 }
 
 impl<'c> Insertion<'c> {
@@ -197,9 +225,11 @@ impl<'c> Insertion<'c> {
             point,
             limits: Vec::new(),
             memo: FxMap::default(),
+            prefix: None,
             rows: Vec::new(),
             next: Vec::new(),
             key: Vec::new(),
+            seq: Vec::new(),
             stats: InsertionStats::default(),
         })
     }
@@ -298,6 +328,7 @@ impl<'c> Insertion<'c> {
         self.point = self.point.advance(&rows);
         self.left.push_text(bytes);
         self.memo.clear();
+        self.prefix = None;
         self.rows = rows;
         self.next = next;
     }
@@ -362,6 +393,66 @@ impl<'c> Insertion<'c> {
         Ok(out)
     }
 
+    /// The answer of a full check for relation `rows`, from the chart of
+    /// `left` (see [`Prefix`]); `None` where that does not apply.
+    fn by_prefix(&mut self, rows: &[Row]) -> Result<Option<bool>> {
+        if !self.limits.is_empty() || self.left.n_holes() > 0 || rows.iter().any(|r| r.1 == 0) {
+            return Ok(None);
+        }
+        let c = self.constraint;
+        if self.prefix.is_none() {
+            let (frontier, base) = c.prefix_chart(&self.left)?;
+            self.prefix = Some(Box::new(Prefix {
+                frontier,
+                base,
+                right: FxMap::default(),
+            }));
+        }
+        let Some(pre) = self.prefix.as_deref_mut() else {
+            return Ok(None);
+        };
+        let term_sets = &c.lexer().term_sets;
+        for &(i, seq, l1) in rows {
+            let l0 = self.point.state(i);
+            let at = &pre.frontier.at;
+            let lo = at.partition_point(|&(l, _)| l < l0);
+            let from: Vec<u32> = at[lo..]
+                .iter()
+                .take_while(|&&(l, _)| l == l0)
+                .map(|&(_, s)| s)
+                .collect();
+            if from.is_empty() {
+                continue;
+            }
+            let r = match pre.right.entry(l1) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(c.suffix_automaton(&self.right, l1)?)
+                }
+            };
+            let r = &*r;
+            if r.is_empty() {
+                continue;
+            }
+            self.point.sequence(seq, &mut self.seq);
+            let first = &term_sets[self.seq[0] as usize][..];
+            let ok = if self.seq.len() == 1 {
+                c.extend(&pre.base, r, &from, first, r.start)?
+            } else {
+                let rest: Vec<&[u32]> = self.seq[1..]
+                    .iter()
+                    .map(|&k| &term_sets[k as usize][..])
+                    .collect();
+                let (ext, to) = TokenNfa::chain(&rest, r);
+                c.extend(&pre.base, &ext, &from, first, to)?
+            };
+            if ok {
+                return Ok(Some(true));
+            }
+        }
+        Ok(Some(false))
+    }
+
     /// The answer for an insertion of `bytes` whose relation is `rows`
     /// (not empty): remembered, or checked and remembered.
     fn verdict(&mut self, rows: &[Row], bytes: &[u8]) -> Result<bool> {
@@ -373,6 +464,11 @@ impl<'c> Insertion<'c> {
             return Ok(ok);
         }
         self.stats.checks += 1;
+        if let Some(ok) = self.by_prefix(rows)? {
+            self.stats.by_prefix += 1;
+            self.memo.insert(self.key.clone().into_boxed_slice(), ok);
+            return Ok(ok);
+        }
         let mut p = self.left.clone();
         p.push_text(bytes);
         p.append(&self.right);

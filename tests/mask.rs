@@ -96,13 +96,14 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
     let mut rng = SplitMix64::new(seed);
     let tokens = vocabulary(docs, extra, &mut rng);
     let vocab = Vocabulary::new(&tokens);
-    let (mut allowed, mut checks, mut asked) = (0, 0, 0);
+    let (mut allowed, mut checks, mut asked, mut by_prefix) = (0, 0, 0, 0);
     for k in 0..cuts {
         let doc = &docs[rng.below(docs.len() as u64) as usize];
         let (left, right) = cut(doc, &mut rng);
         let mut at = Insertion::new(&c, &left, &right).unwrap();
         let mask = at.mask(&vocab).unwrap();
         checks += at.stats().checks;
+        by_prefix += at.stats().by_prefix;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
         for (id, t) in tokens.iter().enumerate() {
             let want = oracle(&c, &left, t, &right, &[]);
@@ -122,7 +123,15 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
             asked += 1;
         }
     }
-    eprintln!("{asked} tokens asked, {allowed} allowed, {checks} checks for the masks");
+    eprintln!(
+        "{asked} tokens asked, {allowed} allowed, {checks} checks for the masks, \
+         {by_prefix} of them from the chart of the text before the point"
+    );
+    // Both ways of answering a relation are exercised.
+    assert!(
+        by_prefix > 0 && by_prefix < checks,
+        "{by_prefix} of {checks}"
+    );
     assert!(
         allowed > 0 && allowed < asked,
         "the cuts must allow some tokens and refuse others"

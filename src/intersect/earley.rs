@@ -29,6 +29,7 @@ use super::table::{Heads, KeySet, MaxQueue, NIL};
 use super::{key, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
+use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
 
 /// The completed triples of phase 1 and whether the goal was reached.
@@ -96,7 +97,16 @@ fn unitem(it: u64) -> (u32, u32, u32, u32) {
 
 struct Earley<'a> {
     g: &'a Intersector,
+    /// The automaton searched; its state `s` has the id `off + s` here
+    /// (`off` is the size of the base when extending one, else 0).
     dfa: &'a TokenNfa,
+    off: u32,
+    /// The chart extended (see [`Base`]).
+    base: Option<&'a Base>,
+    /// Recording a base: per state, whether it is a frontier state, and the
+    /// items there with a terminal after the dot.
+    record: Vec<bool>,
+    scans: FxMap<u32, Vec<u64>>,
     /// Automaton states, for the table indices.
     n: u64,
     work: MaxQueue,
@@ -147,9 +157,112 @@ pub(crate) fn search(
     budget: &mut Budget,
     until: Until,
 ) -> Result<Chart> {
+    Ok(search_in(g, dfa, budget, until, Mode::Plain)?.0)
+}
+
+/// The phase-1 chart of a prefix's automaton ([`crate::lexer::Frontier`])
+/// at its fixpoint, kept to be extended by [`extend`]: no goal (the prefix
+/// has no final state), and at the `frontier` states every production is
+/// predicted (what follows the prefix is not known yet) and the items
+/// waiting for a terminal are kept.
+///
+/// Cost: one fixpoint search over the prefix; the prefix has no hole here,
+/// so its automaton is acyclic and the chart is about linear in its length.
+pub(crate) fn base(
+    g: &Intersector,
+    dfa: &TokenNfa,
+    frontier: &[u32],
+    budget: &mut Budget,
+) -> Result<Base> {
+    let until = Until::Fixpoint {
+        effort: u64::MAX,
+        floor: u64::MAX,
+    };
+    let (_, base) = search_in(g, dfa, budget, until, Mode::Record(frontier))?;
+    base.ok_or_else(|| crate::error::Error::new(crate::error::ErrorKind::Budget, "no base"))
+}
+
+/// Whether the goal is reachable when `ext` follows the base's frontier
+/// states `from`: every item at them waiting for a terminal of `first`
+/// moves over it to `ext`'s state `to` (and the states its ε-moves reach);
+/// then the search goes on in `ext` alone, waking the base's waiting items
+/// when a completion starts in the base. The goal: the grammar's start
+/// symbol from a start state of the base to a final state of `ext`.
+///
+/// This answers, for `left · s · right` with `left` the base's prefix, the
+/// question of a full check on the words whose terminals up to the point
+/// follow the base, whose next terminal is in `first`, and whose rest is a
+/// word of `ext` from `to` — without building or searching `left` again.
+pub(crate) fn extend(
+    g: &Intersector,
+    base: &Base,
+    ext: &TokenNfa,
+    from: &[u32],
+    first: &[u32],
+    to: u32,
+    budget: &mut Budget,
+) -> Result<bool> {
+    let mode = Mode::Extend {
+        base,
+        from,
+        first,
+        to,
+    };
+    Ok(search_in(g, ext, budget, Until::Goal, mode)?
+        .0
+        .goal
+        .is_some())
+}
+
+/// A phase-1 chart kept for extension (see [`base`] and [`extend`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Base {
+    /// Its states; an extension's states are numbered from here.
+    n: u64,
+    waiting: Heads,
+    arena: Vec<(u64, u32)>,
+    /// Per frontier state: the items there with a terminal after the dot.
+    scans: FxMap<u32, Vec<u64>>,
+    /// The states the start reaches by ε-moves.
+    is_start: Vec<bool>,
+}
+
+impl Base {
+    /// Number of states of the prefix's automaton.
+    pub(crate) fn len(&self) -> u64 {
+        self.n
+    }
+}
+
+/// What a search does besides the plain search.
+#[derive(Clone, Copy)]
+enum Mode<'b> {
+    Plain,
+    /// Keep the chart as a [`Base`] with these frontier states.
+    Record(&'b [u32]),
+    /// Extend a base (see [`extend`]).
+    Extend {
+        base: &'b Base,
+        from: &'b [u32],
+        first: &'b [u32],
+        to: u32,
+    },
+}
+
+fn search_in(
+    g: &Intersector,
+    dfa: &TokenNfa,
+    budget: &mut Budget,
+    until: Until,
+    mode: Mode<'_>,
+) -> Result<(Chart, Option<Base>)> {
     let started = budget.left();
     let mut stop_after: Option<u64> = None;
-    let n = dfa.len() as u64;
+    let (off, base_ref) = match mode {
+        Mode::Extend { base, .. } => (base.n as u32, Some(base)),
+        _ => (0, None),
+    };
+    let n = off as u64 + dfa.len() as u64;
     let nts = (g.n_syms - g.n_terms) as u64;
     let ceiling = budget.ceiling();
     let mut e = Earley {
@@ -158,7 +271,7 @@ pub(crate) fn search(
         n,
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
-        work: MaxQueue::new(dfa.len(), ceiling)?,
+        work: MaxQueue::new(n as usize, ceiling)?,
         predicted: KeySet::new(nts * n, cap(16, dfa.len()), ceiling)?,
         waiting: Heads::new(nts * n, cap(32, dfa.len()), ceiling)?,
         ends: Heads::new(nts * n, cap(16, dfa.len()), ceiling)?,
@@ -173,16 +286,55 @@ pub(crate) fn search(
         },
         wakes: Vec::new(),
         ceiling,
-        is_start: vec![false; dfa.len()],
+        is_start: vec![false; n as usize],
         out: out_terminals(g, dfa, &ceiling)?,
+        off,
+        base: base_ref,
+        record: Vec::new(),
+        scans: FxMap::default(),
         eps: EpsClosure::new(dfa),
         closure: Vec::new(),
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
-    for s in dfa.closure(&[dfa.start]) {
-        e.is_start[s as usize] = true;
-        e.predict(s, g.start)?;
+    match mode {
+        Mode::Plain | Mode::Record(_) => {
+            if let Mode::Record(frontier) = mode {
+                e.record = vec![false; dfa.len()];
+                let w = g.term_words;
+                for &f in frontier {
+                    e.record[f as usize] = true;
+                    e.out[f as usize * w..(f as usize + 1) * w].fill(u64::MAX);
+                }
+            }
+            for s in dfa.closure(&[dfa.start]) {
+                e.is_start[s as usize] = true;
+                e.predict(s, g.start)?;
+            }
+        }
+        Mode::Extend {
+            base,
+            from,
+            first,
+            to,
+        } => {
+            e.is_start[..base.is_start.len()].copy_from_slice(&base.is_start);
+            let land = e.close([to], budget)?;
+            for &f in from {
+                for &it in base.scans.get(&f).map_or(&[][..], Vec::as_slice) {
+                    budget.spend(1)?;
+                    let (prod, dot, origin, _) = unitem(it);
+                    let y = g.prods[prod as usize].1[dot as usize];
+                    if first.binary_search(&y).is_err() {
+                        continue;
+                    }
+                    for &k in &land {
+                        e.advance(prod, dot, origin, k)?;
+                    }
+                }
+            }
+            e.closure = land;
+        }
     }
     loop {
         if e.chart.goal.is_some() {
@@ -202,6 +354,20 @@ pub(crate) fn search(
         }
         budget.spend(1)?;
         if let Some((i, a, k, bound)) = e.wakes.pop() {
+            if i < e.off {
+                // A completion that starts in the base: its waiting items
+                // are all older than it.
+                let base = e.base.expect("states below the offset are a base's");
+                let mut c = base.waiting.get((a - g.n_terms) as u64 * base.n + i as u64);
+                while c != NIL {
+                    budget.spend(1)?;
+                    let (it, next) = base.arena[c as usize];
+                    let (prod, dot, origin, _) = unitem(it);
+                    e.advance(prod, dot, origin, k)?;
+                    c = next;
+                }
+                continue;
+            }
             // Wake the items waiting for `a` at `i` (iteratively, not by
             // recursion: completion cascades can be as deep as the text).
             let mut c = e.waiting.get(e.side(i, a));
@@ -228,12 +394,17 @@ pub(crate) fn search(
         if y < g.n_terms {
             let at = e.chart.scan_index(j, y);
             e.chart.scanned.insert(at)?;
-            let es = &dfa.edges[j as usize];
+            let off = e.off;
+            let local = (j - off) as usize;
+            if e.record.get(local).copied().unwrap_or(false) {
+                e.scans.entry(j).or_default().push(it);
+            }
+            let es = &dfa.edges[local];
             let from = es.partition_point(|&(t, _)| t < y);
             let to = es[from..].iter().take_while(|&&(t, _)| t == y);
             if to.clone().all(|&(_, k)| dfa.eps[k as usize].is_empty()) {
                 for &(_, k) in to {
-                    e.advance(prod, dot, origin, k)?;
+                    e.advance(prod, dot, origin, off + k)?;
                 }
             } else {
                 // A terminal lands on its targets and on every state their
@@ -263,7 +434,17 @@ pub(crate) fn search(
             e.predict(j, y)?;
         }
     }
-    Ok(e.chart)
+    let base = match mode {
+        Mode::Record(_) => Some(Base {
+            n,
+            waiting: e.waiting,
+            arena: e.arena,
+            scans: e.scans,
+            is_start: e.is_start,
+        }),
+        _ => None,
+    };
+    Ok((e.chart, base))
 }
 
 /// Per state of `dfa`, the bitset of terminals on its edges.
@@ -286,7 +467,8 @@ impl Earley<'_> {
         (a - self.g.n_terms) as u64 * self.n + s as u64
     }
 
-    /// The ε-closure of `from`, each state once, `from`'s first (taken from
+    /// The ε-closure of `from` (states of `dfa`, as ids of `dfa`; returned
+    /// as ids here), each state once, `from`'s first (taken from
     /// the scratch vector: give it back to `self.closure` when done),
     /// charged to `budget`.
     fn close(
@@ -297,6 +479,9 @@ impl Earley<'_> {
         let mut land = std::mem::take(&mut self.closure);
         self.eps.close(self.dfa, from, &mut land);
         budget.spend(land.len() as u64)?;
+        if self.off != 0 {
+            land.iter_mut().for_each(|k| *k += self.off);
+        }
         Ok(land)
     }
 
@@ -305,10 +490,8 @@ impl Earley<'_> {
     fn add(&mut self, prod: u32, origin: u32, state: u32) -> Fits {
         let w = self.g.term_words;
         let y = self.g.prods[prod as usize].1[1];
-        if !self
-            .g
-            .may_begin(y, &self.out[state as usize * w..(state as usize + 1) * w])
-        {
+        let local = (state - self.off) as usize;
+        if !self.g.may_begin(y, &self.out[local * w..(local + 1) * w]) {
             return Ok(());
         }
         let it = item(prod, 1, origin, state);
@@ -323,7 +506,8 @@ impl Earley<'_> {
         }
         let g = self.g;
         let w = g.term_words;
-        let out = j as usize * w..(j as usize + 1) * w;
+        let local = (j - self.off) as usize;
+        let out = local * w..(local + 1) * w;
         for &p in &g.prods_of[a as usize] {
             if !g.may_start(p, &self.out[out.clone()]) {
                 // It could never scan or complete here (FIRST-set filter).
@@ -360,7 +544,10 @@ impl Earley<'_> {
         if !self.chart.done.insert(self.chart.index(i, a, k))? {
             return Ok(());
         }
-        if a == self.g.start && self.is_start[i as usize] && self.dfa.finals[k as usize] {
+        if a == self.g.start
+            && self.is_start[i as usize]
+            && self.dfa.finals[(k - self.off) as usize]
+        {
             self.chart.goal.get_or_insert(key(i, a, k));
         }
         let s = self.side(i, a);

@@ -55,6 +55,7 @@ use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
+pub(crate) use earley::Base;
 use earley::Until;
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
@@ -244,6 +245,47 @@ impl Intersector {
             ));
         }
         Ok(())
+    }
+
+    /// The phase-1 chart of a prefix's automaton (see [`earley::base`]).
+    ///
+    /// # Errors
+    /// As [`Intersector::check`].
+    pub(crate) fn base(
+        &self,
+        dfa: &TokenNfa,
+        frontier: &[u32],
+        budget: &mut Budget,
+    ) -> Result<Base> {
+        self.check_sizes(dfa)?;
+        earley::base(self, dfa, frontier, budget)
+    }
+
+    /// Whether a word of the grammar reads the base's prefix to one of
+    /// `from`, then a terminal of `first`, then a word of `ext` from `to`
+    /// to a final state (see [`earley::extend`]).
+    ///
+    /// # Errors
+    /// As [`Intersector::check`].
+    pub(crate) fn extend(
+        &self,
+        base: &Base,
+        ext: &TokenNfa,
+        from: &[u32],
+        first: &[u32],
+        to: u32,
+        budget: &mut Budget,
+    ) -> Result<bool> {
+        if ext.is_empty() || from.is_empty() {
+            return Ok(false);
+        }
+        if base.len() + ext.len() as u64 > MASK {
+            return Err(Error::new(
+                ErrorKind::SizeLimit,
+                "automaton too large for the emptiness search",
+            ));
+        }
+        earley::extend(self, base, ext, from, first, to, budget)
     }
 
     /// Whether some word of the grammar is accepted by `dfa` (phase 1 only).

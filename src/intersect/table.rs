@@ -65,6 +65,7 @@ impl KeySet {
 }
 
 /// A map from indices below a bound to `u32` (list heads), [`NIL`] when unset.
+#[derive(Clone, Debug)]
 pub(crate) enum Heads {
     Dense(Vec<u32>),
     Sparse(FxMap<u64, u32>, Ceiling),

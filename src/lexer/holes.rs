@@ -19,8 +19,11 @@ use super::build::{Lexer, LDEAD};
 use crate::hash::FxMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// Cached transitions of one set: `(terminal, next set id)`.
-type Trans = Option<Arc<Vec<(u32, u32)>>>;
+/// Transitions of one set: `(terminal, next set id)`, sorted.
+type Edges = Vec<(u32, u32)>;
+
+/// Cached transitions of one set.
+type Trans = Option<Arc<Edges>>;
 
 /// Above this many cached sets the cache starts afresh (memory bound).
 const MAX_SETS: usize = 1 << 16;
@@ -59,7 +62,7 @@ struct Inner {
     /// keyed by (set id, what follows the hole), targets masked for that
     /// byte (see [`HoleView::intern`]). Every check used to redo this
     /// masking per hole state and terminal: a tenth of a C++ check.
-    masked: FxMap<(u32, u16), Arc<Vec<(u32, u32)>>>,
+    masked: FxMap<(u32, u16), Arc<Edges>>,
     /// Bumped when the cache starts afresh: ids of an older generation
     /// name other sets.
     generation: u64,

@@ -62,5 +62,6 @@ pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
 pub use holes::HoleCache;
 pub(crate) use point::{Point, Row};
 pub(crate) use tokens::EpsClosure;
+pub(crate) use tokens::Frontier;
 pub use tokens::TokenNfa;
 pub(crate) use witness::fills_for;

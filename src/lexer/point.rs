@@ -47,6 +47,8 @@ pub(crate) struct Point {
     states: Vec<u32>,
     /// `(parent sequence, terminal-set id)` → sequence id; 0 is `ε`.
     seqs: FxMap<(u32, u32), u32>,
+    /// Sequence id `k + 1` → `(parent sequence, terminal-set id)`.
+    parents: Vec<(u32, u32)>,
 }
 
 impl Point {
@@ -108,6 +110,7 @@ impl Point {
         Ok(Point {
             states: cur,
             seqs: FxMap::default(),
+            parents: Vec::new(),
         })
     }
 
@@ -120,7 +123,25 @@ impl Point {
         Point {
             states,
             seqs: FxMap::default(),
+            parents: Vec::new(),
         }
+    }
+
+    /// The lexer state `l₀` of index `i` at the point.
+    pub(crate) fn state(&self, i: u32) -> u32 {
+        self.states[i as usize]
+    }
+
+    /// The terminal-set ids of emitted sequence `seq`, in order (into
+    /// `out`, cleared first).
+    pub(crate) fn sequence(&self, mut seq: u32, out: &mut Vec<u32>) {
+        out.clear();
+        while seq != 0 {
+            let (parent, set) = self.parents[seq as usize - 1];
+            out.push(set);
+            seq = parent;
+        }
+        out.reverse();
     }
 
     /// The number of lexer states at the point.
@@ -165,6 +186,9 @@ impl Point {
                 let set = lx.emit_terms[l as usize];
                 let fresh = self.seqs.len() as u32 + 1;
                 let id = *self.seqs.entry((seq, set)).or_insert(fresh);
+                if id == fresh {
+                    self.parents.push((seq, set));
+                }
                 out.push((i, id, n));
             }
         }

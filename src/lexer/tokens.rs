@@ -247,6 +247,86 @@ impl TokenNfa {
         budget: &mut Budget,
         max_states: usize,
     ) -> Result<TokenNfa> {
+        let built = Self::build_in(
+            lexer,
+            cache,
+            partial,
+            limits,
+            budget,
+            max_states,
+            &[lexer.start],
+            false,
+        )?;
+        match built {
+            Built::Whole(nfa) => Ok(nfa),
+            Built::Prefix(f) => Ok(f.nfa),
+        }
+    }
+
+    /// The automaton of `partial` read from lexer states `starts` (each a
+    /// lexeme in progress at its first byte, as after an insertion): the
+    /// right-hand side of an insertion point.
+    pub(crate) fn build_from(
+        lexer: &Lexer,
+        cache: &HoleCache,
+        partial: &Partial,
+        starts: &[u32],
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<TokenNfa> {
+        match Self::build_in(
+            lexer,
+            cache,
+            partial,
+            &[],
+            budget,
+            max_states,
+            starts,
+            false,
+        )? {
+            Built::Whole(nfa) => Ok(nfa),
+            Built::Prefix(f) => Ok(f.nfa),
+        }
+    }
+
+    /// The untrimmed automaton of `left` as the prefix of a longer text
+    /// (see [`Frontier`]).
+    pub(crate) fn build_prefix(
+        lexer: &Lexer,
+        cache: &HoleCache,
+        left: &Partial,
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<Frontier> {
+        match Self::build_in(
+            lexer,
+            cache,
+            left,
+            &[],
+            budget,
+            max_states,
+            &[lexer.start],
+            true,
+        )? {
+            Built::Prefix(f) => Ok(f),
+            Built::Whole(nfa) => Ok(Frontier {
+                nfa,
+                at: Vec::new(),
+            }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_in(
+        lexer: &Lexer,
+        cache: &HoleCache,
+        partial: &Partial,
+        limits: &[Option<usize>],
+        budget: &mut Budget,
+        max_states: usize,
+        starts: &[u32],
+        prefix: bool,
+    ) -> Result<Built> {
         let layout = Layout::new(partial)?;
         let mut view = HoleView::new(cache, lexer);
         let end = layout.end();
@@ -254,6 +334,7 @@ impl TokenNfa {
             lx: lexer,
             layout: &layout,
             limits,
+            prefix,
             stack: Vec::new(),
             cur: Vec::new(),
             next: Vec::new(),
@@ -268,7 +349,8 @@ impl TokenNfa {
         };
         // Node 0: a virtual start with ε-moves to the start closure's states.
         nodes.kinds.push(Node::Start);
-        let start_set = b.closure(&[conf(0, lexer.start)], budget)?;
+        let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
+        let start_set = b.closure(&seeds, budget)?;
         let start_targets = nodes.intern_set(start_set, &mut view, &b, max_states)?;
         let mut em = Emitter {
             memo: FxMap::default(),
@@ -295,6 +377,11 @@ impl TokenNfa {
                 Node::Chunk(set) => {
                     for &c in set {
                         let (p, l) = unpack(c);
+                        if prefix && p == end {
+                            // The lexeme in progress at the end of a
+                            // prefix ends, or not, in what follows.
+                            continue;
+                        }
                         fin |= p == end && lexer.is_fresh(l);
                         em.emit(lexer, p, l);
                     }
@@ -345,11 +432,127 @@ impl TokenNfa {
                 .saturating_mul(160)
                 .saturating_add(n_edges.saturating_mul(24)),
         )?;
-        let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
         let spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
+        if prefix {
+            return Ok(Built::Prefix(raw_prefix(
+                &nodes.kinds,
+                finals,
+                edges,
+                spans,
+                end,
+            )));
+        }
+        let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
         // Until the automaton is trimmed, ε-moves are edges labelled `EPS`.
         let (finals, edges, spans) = reduce(&keys, &finals, &edges, &spans, budget)?;
-        Ok(trim(&finals, &edges, &spans))
+        Ok(Built::Whole(trim(&finals, &edges, &spans)))
+    }
+}
+
+impl TokenNfa {
+    /// The automaton reading one terminal of each of `sets` in turn, then
+    /// a word of `then`; with its state where the first of `sets` leads
+    /// (an extension of a prefix whose next terminal is in `first`, see
+    /// [`crate::intersect::Intersector::extend`]): `(automaton, to)`.
+    pub(crate) fn chain(first_then: &[&[u32]], then: &TokenNfa) -> (TokenNfa, u32) {
+        let k = first_then.len() as u32;
+        let mut edges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(k as usize + then.len());
+        for (i, set) in first_then.iter().enumerate() {
+            let target = if i + 1 == k as usize {
+                then.start + k
+            } else {
+                i as u32 + 1
+            };
+            edges.push(set.iter().map(|&t| (t, target)).collect());
+        }
+        edges.extend(
+            then.edges
+                .iter()
+                .map(|es| es.iter().map(|&(t, d)| (t, d + k)).collect()),
+        );
+        let mut eps: Vec<Vec<u32>> = vec![Vec::new(); k as usize];
+        eps.extend(
+            then.eps
+                .iter()
+                .map(|es| es.iter().map(|&d| d + k).collect()),
+        );
+        let mut finals = vec![false; k as usize];
+        finals.extend_from_slice(&then.finals);
+        let mut spans = vec![NO_SPAN; k as usize];
+        spans.extend_from_slice(&then.spans);
+        let to = if k == 0 { then.start } else { 0 };
+        (
+            TokenNfa {
+                start: 0,
+                finals,
+                edges,
+                eps,
+                spans,
+            },
+            to,
+        )
+    }
+}
+
+/// What [`TokenNfa::build_in`] made.
+enum Built {
+    Whole(TokenNfa),
+    Prefix(Frontier),
+}
+
+/// The automaton of a prefix `left` of a longer text, untrimmed and
+/// unreduced (its states are the construction's, so they can be told
+/// apart by the configurations they hold): no state is final, and the
+/// lexemes in progress at the end of `left` neither end nor are skipped
+/// there. A state holding the configuration `(|left|, l)` is a *frontier*
+/// state of lexer state `l`: a word of `left · s · right` that passes
+/// through `(|left|, l)` reads its terminals up to there along a path of
+/// this automaton ending at such a state (and the terminals `s` emits from
+/// `l` are scanned from it).
+#[derive(Clone, Debug)]
+pub(crate) struct Frontier {
+    pub(crate) nfa: TokenNfa,
+    /// `(lexer state, automaton state)` pairs of the frontier, sorted.
+    pub(crate) at: Vec<(u32, u32)>,
+}
+
+/// The raw automaton of a prefix (see [`Frontier`]).
+fn raw_prefix(
+    kinds: &[Node],
+    finals: Vec<bool>,
+    edges: Vec<Vec<(u32, u32)>>,
+    spans: Vec<Span>,
+    end: u32,
+) -> Frontier {
+    let mut at = Vec::new();
+    for (id, k) in kinds.iter().enumerate() {
+        if let Node::Chunk(set) = k {
+            for &c in set {
+                let (p, l) = unpack(c);
+                if p == end {
+                    at.push((l, id as u32));
+                }
+            }
+        }
+    }
+    at.sort_unstable();
+    at.dedup();
+    let mut out_edges = Vec::with_capacity(edges.len());
+    let mut out_eps = Vec::with_capacity(edges.len());
+    for es in edges {
+        let (e, t): (Vec<_>, Vec<_>) = es.into_iter().partition(|&(t, _)| t == EPS);
+        out_eps.push(e.into_iter().map(|(_, d)| d).collect());
+        out_edges.push(t);
+    }
+    Frontier {
+        nfa: TokenNfa {
+            start: 0,
+            finals,
+            edges: out_edges,
+            eps: out_eps,
+            spans,
+        },
+        at,
     }
 }
 
@@ -879,6 +1082,8 @@ struct Builder<'a> {
     lx: &'a Lexer,
     layout: &'a Layout,
     limits: &'a [Option<usize>],
+    /// Building a prefix ([`Frontier`]): configurations at the end stay.
+    prefix: bool,
     /// Scratch for [`Builder::closure`]: sorted seeds, the lexer states at
     /// the current and next position, and their stamps per lexer state.
     stack: Vec<Conf>,
@@ -997,8 +1202,13 @@ impl Builder<'_> {
                 cur.clear();
                 continue;
             }
-            // Skips of ignored lexemes stay at this position.
-            let mut i = 0;
+            // Skips of ignored lexemes stay at this position (not at the
+            // end of a prefix: there, what follows decides).
+            let mut i = if self.prefix && p == end {
+                cur.len()
+            } else {
+                0
+            };
             while i < cur.len() {
                 budget.spend(1)?;
                 let l = cur[i];
@@ -1035,9 +1245,10 @@ impl Builder<'_> {
         self.cur = cur;
         self.next = next;
         // Chunk configurations that can neither emit nor end are useless.
+        let prefix = self.prefix;
         chunk.retain(|c| {
             let (p, l) = unpack(*c);
-            lx.emit[l as usize] != LDEAD || (p == end && lx.is_fresh(l))
+            lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
         });
         chunk.sort_unstable();
         holes.sort_unstable_by_key(|h| h.0);
