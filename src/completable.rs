@@ -269,11 +269,10 @@ impl Constraint {
         base: &Base,
         ext: &TokenNfa,
         from: &[u32],
-        first: &[u32],
-        to: u32,
+        steps: &[(u32, u32)],
     ) -> Result<bool> {
         let mut budget = self.budget("the completability check");
-        self.search.extend(base, ext, from, first, to, &mut budget)
+        self.search.extend(base, ext, from, steps, &mut budget)
     }
 
     /// Decides whether `partial` is completable, without building a completion.

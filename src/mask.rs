@@ -192,10 +192,12 @@ pub struct Insertion<'c> {
 /// from the chart's frontier, not a check of the whole text: per row
 /// `(l₀, T₁…T_m, l₁)` of the relation, the items at the frontier states of
 /// `l₀` waiting for a terminal of `T₁` move on, through `T₂…T_m`, into the
-/// automaton of `right` from `l₁` (rows with `m = 0`, a lexeme that goes
-/// on, and hole limits take a full check). The language searched is that
-/// of the full check restricted to the row, and the relation's language is
-/// the union of its rows', so the answer is the full check's.
+/// automaton of `right` from `l₁`; with `m = 0` (the lexeme in progress
+/// goes on) they scan the terminals that automaton starts with. The
+/// language searched is that of the full check restricted to the row, and
+/// the relation's language is the union of its rows', so the answer is the
+/// full check's. Hole limits, a hole in `left`, and a row whose word may
+/// end at the point take a full check.
 #[derive(Clone, Debug)]
 struct Prefix {
     frontier: Frontier,
@@ -396,7 +398,7 @@ impl<'c> Insertion<'c> {
     /// The answer of a full check for relation `rows`, from the chart of
     /// `left` (see [`Prefix`]); `None` where that does not apply.
     fn by_prefix(&mut self, rows: &[Row]) -> Result<Option<bool>> {
-        if !self.limits.is_empty() || self.left.n_holes() > 0 || rows.iter().any(|r| r.1 == 0) {
+        if !self.limits.is_empty() || self.left.n_holes() > 0 {
             return Ok(None);
         }
         let c = self.constraint;
@@ -435,16 +437,38 @@ impl<'c> Insertion<'c> {
                 continue;
             }
             self.point.sequence(seq, &mut self.seq);
-            let first = &term_sets[self.seq[0] as usize][..];
-            let ok = if self.seq.len() == 1 {
-                c.extend(&pre.base, r, &from, first, r.start)?
-            } else {
-                let rest: Vec<&[u32]> = self.seq[1..]
-                    .iter()
-                    .map(|&k| &term_sets[k as usize][..])
-                    .collect();
-                let (ext, to) = TokenNfa::chain(&rest, r);
-                c.extend(&pre.base, &ext, &from, first, to)?
+            let ok = match self.seq.split_first() {
+                None => {
+                    // No terminal ends inside the insertion: the lexeme in
+                    // progress goes on into `right`, so the frontier's
+                    // items scan the terminals `right` starts with.
+                    let start = r.closure(&[r.start]);
+                    if start.iter().any(|&q| r.finals[q as usize]) {
+                        // The word may end at the point: the base has no
+                        // final state to say so; a full check does.
+                        return Ok(None);
+                    }
+                    let mut steps: Vec<(u32, u32)> = start
+                        .iter()
+                        .flat_map(|&q| r.edges[q as usize].iter().copied())
+                        .collect();
+                    steps.sort_unstable();
+                    steps.dedup();
+                    c.extend(&pre.base, r, &from, &steps)?
+                }
+                Some((&first, rest)) => {
+                    let rest: Vec<&[u32]> =
+                        rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
+                    let (ext, to) = if rest.is_empty() {
+                        (std::borrow::Cow::Borrowed(r), r.start)
+                    } else {
+                        let (ext, to) = TokenNfa::chain(&rest, r);
+                        (std::borrow::Cow::Owned(ext), to)
+                    };
+                    let steps: Vec<(u32, u32)> =
+                        term_sets[first as usize].iter().map(|&t| (t, to)).collect();
+                    c.extend(&pre.base, &ext, &from, &steps)?
+                }
             };
             if ok {
                 return Ok(Some(true));

@@ -183,31 +183,27 @@ pub(crate) fn base(
 }
 
 /// Whether the goal is reachable when `ext` follows the base's frontier
-/// states `from`: every item at them waiting for a terminal of `first`
-/// moves over it to `ext`'s state `to` (and the states its ε-moves reach);
-/// then the search goes on in `ext` alone, waking the base's waiting items
-/// when a completion starts in the base. The goal: the grammar's start
-/// symbol from a start state of the base to a final state of `ext`.
+/// states `from`: every item at them waiting for a terminal `t` moves over
+/// it to each `ext` state `d` with `(t, d)` in `steps` (sorted), and the
+/// states its ε-moves reach; then the search goes on in `ext` alone,
+/// waking the base's waiting items when a completion starts in the base.
+/// The goal: the grammar's start symbol from a start state of the base to
+/// a final state of `ext`.
 ///
 /// This answers, for `left · s · right` with `left` the base's prefix, the
 /// question of a full check on the words whose terminals up to the point
-/// follow the base, whose next terminal is in `first`, and whose rest is a
-/// word of `ext` from `to` — without building or searching `left` again.
+/// follow the base, whose next terminal is one of `steps`, and whose rest
+/// is a word of `ext` from there — without building or searching `left`
+/// again.
 pub(crate) fn extend(
     g: &Intersector,
     base: &Base,
     ext: &TokenNfa,
     from: &[u32],
-    first: &[u32],
-    to: u32,
+    steps: &[(u32, u32)],
     budget: &mut Budget,
 ) -> Result<bool> {
-    let mode = Mode::Extend {
-        base,
-        from,
-        first,
-        to,
-    };
+    let mode = Mode::Extend { base, from, steps };
     Ok(search_in(g, ext, budget, Until::Goal, mode)?
         .0
         .goal
@@ -244,8 +240,7 @@ enum Mode<'b> {
     Extend {
         base: &'b Base,
         from: &'b [u32],
-        first: &'b [u32],
-        to: u32,
+        steps: &'b [(u32, u32)],
     },
 }
 
@@ -312,28 +307,28 @@ fn search_in(
                 e.predict(s, g.start)?;
             }
         }
-        Mode::Extend {
-            base,
-            from,
-            first,
-            to,
-        } => {
+        Mode::Extend { base, from, steps } => {
             e.is_start[..base.is_start.len()].copy_from_slice(&base.is_start);
-            let land = e.close([to], budget)?;
+            // Where each step lands, closed under ε-moves.
+            let mut lands: Vec<Vec<u32>> = Vec::with_capacity(steps.len());
+            for &(_, d) in steps {
+                let land = e.close([d], budget)?;
+                lands.push(land.clone());
+                e.closure = land;
+            }
             for &f in from {
                 for &it in base.scans.get(&f).map_or(&[][..], Vec::as_slice) {
                     budget.spend(1)?;
                     let (prod, dot, origin, _) = unitem(it);
                     let y = g.prods[prod as usize].1[dot as usize];
-                    if first.binary_search(&y).is_err() {
-                        continue;
-                    }
-                    for &k in &land {
-                        e.advance(prod, dot, origin, k)?;
+                    let lo = steps.partition_point(|&(t, _)| t < y);
+                    for (x, _) in steps[lo..].iter().enumerate().take_while(|(_, s)| s.0 == y) {
+                        for &k in &lands[lo + x] {
+                            e.advance(prod, dot, origin, k)?;
+                        }
                     }
                 }
             }
-            e.closure = land;
         }
     }
     loop {

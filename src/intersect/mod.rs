@@ -262,8 +262,9 @@ impl Intersector {
     }
 
     /// Whether a word of the grammar reads the base's prefix to one of
-    /// `from`, then a terminal of `first`, then a word of `ext` from `to`
-    /// to a final state (see [`earley::extend`]).
+    /// `from`, then a terminal `t` to `ext`'s state `d` for a step `(t, d)`
+    /// of `steps` (sorted), then a word of `ext` from `d` to a final state
+    /// (see [`earley::extend`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -272,8 +273,7 @@ impl Intersector {
         base: &Base,
         ext: &TokenNfa,
         from: &[u32],
-        first: &[u32],
-        to: u32,
+        steps: &[(u32, u32)],
         budget: &mut Budget,
     ) -> Result<bool> {
         if ext.is_empty() || from.is_empty() {
@@ -285,7 +285,7 @@ impl Intersector {
                 "automaton too large for the emptiness search",
             ));
         }
-        earley::extend(self, base, ext, from, first, to, budget)
+        earley::extend(self, base, ext, from, steps, budget)
     }
 
     /// Whether some word of the grammar is accepted by `dfa` (phase 1 only).
