@@ -24,12 +24,27 @@
 //!   prefix is refused, and checking once per new relation: the mask over
 //!   a whole vocabulary, exactly equal to asking [`Constraint::check`] token
 //!   by token (which the tests verify).
+//! * **The chart of `left`, once.** When `left` has no hole (every step of
+//!   autoregressive infilling), a new relation does not need a check of the
+//!   whole text: the automaton of `left` as a prefix and its phase-1 chart
+//!   (every item, to the fixpoint, with every production predicted at the
+//!   states where `left` ends) are built on the first check at the point,
+//!   the automaton of `right` once per lexer state `l₁` an insertion can
+//!   leave, and a relation is decided by moving the items waiting at the
+//!   end of `left` over its terminals into `right`'s automaton and searching
+//!   on from there (`Prefix` below; the intersection module's `extend`).
+//!   Same answers (the mask tests compare every token with a full check and
+//!   assert that both ways are used); over Qwen2's 151,667 tokens a C++
+//!   mask took a median 161 ms with a full check per relation, 31 ms so.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
-//! `O(|t|)` plus one check per new relation; a mask costs one relation step
-//! per trie node visited plus one check per distinct relation of an allowed
-//! prefix. [`Insertion::advance`] moves the point past accepted bytes in
-//! `O(bytes)`, so an autoregressive loop never re-lexes its prefix.
+//! `O(|t|)` plus, per new relation, one search of its terminals and `right`
+//! (a full check where the chart of `left` does not apply: a hole in
+//! `left`, hole limits); a mask costs one relation step per trie node
+//! visited plus that per distinct relation of an allowed prefix.
+//! [`Insertion::advance`] moves the point past accepted bytes in
+//! `O(bytes)`, so an autoregressive loop never re-lexes its prefix (the
+//! chart of the longer `left` is built again on the next new relation).
 
 use crate::completable::Constraint;
 use crate::error::Result;
