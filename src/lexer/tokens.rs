@@ -594,7 +594,7 @@ impl Emitter {
         max_states: usize,
     ) -> Result<Vec<(u32, u32)>> {
         self.touched.sort_unstable();
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.touched.len());
         for i in 0..self.touched.len() {
             let t = self.touched[i];
             let seeds = &mut self.buckets[t as usize];
@@ -1019,13 +1019,15 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
     new_id[0] = 0;
     let mut order = vec![0u32];
     let mut head = 0;
-    let mut out_edges = Vec::new();
-    let mut out_eps = Vec::new();
-    let mut out_finals = Vec::new();
+    let mut out_edges = Vec::with_capacity(n);
+    let mut out_eps = Vec::with_capacity(n);
+    let mut out_finals = Vec::with_capacity(n);
     while head < order.len() {
         let s = order[head] as usize;
         head += 1;
-        let (mut es, mut ee) = (Vec::new(), Vec::new());
+        let n_eps = edges[s].iter().filter(|&&(t, _)| t == EPS).count();
+        let mut es = Vec::with_capacity(edges[s].len() - n_eps);
+        let mut ee = Vec::with_capacity(n_eps);
         for &(t, d) in &edges[s] {
             if !alive[d as usize] {
                 continue;
