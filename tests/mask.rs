@@ -271,7 +271,7 @@ fn small_grammars_every_short_partial() {
         let c = Constraint::compile(&g).unwrap();
         let words = all_words(alphabet, 2);
         let vocab = Vocabulary::new(&words);
-        let (mut n, mut yes) = (0, 0);
+        let (mut n, mut yes, mut by_prefix) = (0, 0, 0);
         for left in partials(alphabet, 3) {
             for right in partials(alphabet, 1) {
                 let holes = left.n_holes() + right.n_holes();
@@ -281,6 +281,7 @@ fn small_grammars_every_short_partial() {
                         .unwrap()
                         .with_limits(limits.clone());
                     let mask = at.mask(&vocab).unwrap();
+                    by_prefix += at.stats().by_prefix;
                     for (id, w) in words.iter().enumerate() {
                         let mut limits = limits.clone();
                         if w.is_empty() && !limits.is_empty() {
@@ -307,6 +308,12 @@ fn small_grammars_every_short_partial() {
             }
         }
         assert!(yes > 0 && yes < n, "grammar {k}: {yes} of {n} allowed");
+        // Relations answered from the chart of a hole-free left are among
+        // those compared with the oracle.
+        assert!(
+            by_prefix > 0,
+            "grammar {k}: no relation answered by the prefix chart"
+        );
     }
 }
 
