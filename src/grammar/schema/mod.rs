@@ -53,13 +53,24 @@
 //!   numbers without exponent when the bounds are integers (a bound with a
 //!   fraction is widened to the next integer for non-integer values,
 //!   reported); a bounded number may not use an exponent.
+//! * `multipleOf` (integer or decimal steps: `3`, `0.5`, `0.01`), together
+//!   with the bounds above: exact on numbers without exponent, by one
+//!   terminal whose regex is built from the minimised DFA of "value ×
+//!   10^s is a multiple of p and within the bounds" (see [`multiple`]); the
+//!   instance's decimal value counts (`0.07` is a multiple of `0.01`), not
+//!   its nearest double. Steps `2`, `3`, `4`, `5`, `6`, `10`, `100`, `0.5`,
+//!   `0.25`, `0.01` give patterns of 0.1–1 KB; a step whose pattern passes
+//!   [`multiple::MAX_PATTERN_BYTES`] (`7`, `9`, `11`, most numerators
+//!   coprime to 10 above 6, or wide bounds combined with such steps) or
+//!   whose numerator passes [`multiple::MAX_NUMERATOR`] is reported as not
+//!   enforced (the bounds alone are then enforced).
 //! * `minProperties` / `maxProperties` on objects that allow no undeclared
 //!   member (`additionalProperties: false`, no `patternProperties`): exact,
 //!   by the any-order construction below (the set of members written is the
 //!   whole object, so its size is known); on other objects they are
 //!   reported.
 //!
-//! Everything else that constrains (`not`, `if`, `multipleOf`,
+//! Everything else that constrains (`not`, `if`,
 //! `uniqueItems`, `contains`, `patternProperties`, `propertyNames`,
 //! `dependentRequired`, `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
@@ -102,6 +113,7 @@
 //! generation), which rejects instances written in another order.
 
 pub mod format;
+pub mod multiple;
 pub mod number;
 pub mod regex;
 
@@ -252,6 +264,7 @@ const HANDLED: &[&str] = &[
     "maximum",
     "exclusiveMinimum",
     "exclusiveMaximum",
+    "multipleOf",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -260,7 +273,6 @@ const NOT_ENFORCED: &[&str] = &[
     "if",
     "then",
     "else",
-    "multipleOf",
     "uniqueItems",
     "contains",
     "minContains",
@@ -1522,6 +1534,13 @@ impl<'a> Builder<'a> {
     }
 
     fn number(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Expr> {
+        if m.contains_key("multipleOf") {
+            match multiple_of(m, integer) {
+                Ok(Some(p)) => return Ok(Expr::Term(self.term("MULTIPLE", &p))),
+                Ok(None) => return Ok(Expr::Alt(Vec::new())),
+                Err(reason) => self.report("multipleOf", ptr, reason, false)?,
+            }
+        }
         // Bounds as (value, exclusive).
         let mut lo: Option<(f64, bool)> = None;
         let mut hi: Option<(f64, bool)> = None;
@@ -1781,6 +1800,42 @@ fn value_has_type(v: &Value, types: &[String]) -> bool {
         Value::Array(_) => has("array"),
         Value::Object(_) => has("object"),
     }
+}
+
+/// The pattern of the numbers (`integer`: integers) of schema object `m`
+/// that are multiples of its `multipleOf` and within its bounds (see
+/// [`multiple`]); `Ok(None)` for none. `Err`: why it is not enforced.
+fn multiple_of(
+    m: &Map<String, Value>,
+    integer: bool,
+) -> std::result::Result<Option<String>, String> {
+    let dec = |k: &str| -> std::result::Result<Option<multiple::Decimal>, String> {
+        match m.get(k) {
+            None | Some(Value::Bool(_)) => Ok(None),
+            Some(Value::Number(n)) => multiple::Decimal::of(n)
+                .map(Some)
+                .ok_or_else(|| format!("{k} has too many digits")),
+            Some(_) => Err(format!("{k} is not a number")),
+        }
+    };
+    let step = dec("multipleOf")?.ok_or("multipleOf is not a number")?;
+    let (p, s) = multiple::step(step)?;
+    let old_ex = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    if let Some(v) = dec("minimum")? {
+        lo.push((v, old_ex("exclusiveMinimum")));
+    }
+    if let Some(v) = dec("exclusiveMinimum")? {
+        lo.push((v, true));
+    }
+    if let Some(v) = dec("maximum")? {
+        hi.push((v, old_ex("exclusiveMaximum")));
+    }
+    if let Some(v) = dec("exclusiveMaximum")? {
+        hi.push((v, true));
+    }
+    multiple::pattern(p, s, integer, &lo, &hi)
 }
 
 /// Finds the schema holding `"$anchor": name`.

@@ -1,0 +1,222 @@
+//! The JSON Schema keywords enforced exactly beyond types, properties and
+//! bounds (`multipleOf`, `propertyNames`, `dependentRequired`, `contains`,
+//! `oneOf`, `not`, `if`/`then`/`else`), each checked against an independent
+//! oracle, the `jsonschema` crate:
+//!
+//! * complete texts: for every text of a small enumerated universe (valid
+//!   and invalid instances, and texts that are not JSON), cdiff accepts iff
+//!   the text is JSON and `jsonschema` finds it valid;
+//! * texts with a hole (spans of the universe's texts cut out): when cdiff
+//!   says completable, its witness is JSON valid for `jsonschema`; when
+//!   some valid text of the universe has that prefix and suffix, cdiff says
+//!   completable. Both verdicts must occur.
+//!
+//! The schemas must compile with the keyword under test listed nowhere in
+//! the unenforced entries: the grammar claims exactness.
+#![cfg(feature = "models")]
+
+use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
+use cdiff::rng::SplitMix64;
+use cdiff::{Constraint, Partial};
+use serde_json::{json, Value};
+
+struct Case {
+    schema: Value,
+    c: Constraint,
+    v: jsonschema::Validator,
+}
+
+impl Case {
+    /// Compiles `schema`; none of `exact` may be reported as unenforced.
+    fn new(schema: Value, exact: &[&str]) -> Case {
+        let (g, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default())
+            .unwrap_or_else(|e| panic!("{schema}: {e}"));
+        for n in &notes {
+            assert!(
+                !exact.contains(&n.keyword.as_str()),
+                "{schema}: {n} (expected exact)"
+            );
+        }
+        Case {
+            c: Constraint::compile(&g).unwrap_or_else(|e| panic!("{schema}: {e}")),
+            v: jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{schema}: {e}")),
+            schema,
+        }
+    }
+
+    /// The oracle: `text` is JSON and valid.
+    fn valid(&self, text: &[u8]) -> bool {
+        serde_json::from_slice::<Value>(text).is_ok_and(|v| self.v.is_valid(&v))
+    }
+
+    fn accepts(&self, text: &str) -> bool {
+        self.c.check(&Partial::complete(text)).unwrap()
+    }
+
+    /// Complete texts: cdiff's verdict equals the oracle's. Returns the
+    /// number of (valid, invalid) texts.
+    fn complete(&self, texts: &[String]) -> (usize, usize) {
+        let mut n = (0, 0);
+        for t in texts {
+            let want = self.valid(t.as_bytes());
+            assert_eq!(self.accepts(t), want, "{}: {t}", self.schema);
+            if want {
+                n.0 += 1;
+            } else {
+                n.1 += 1;
+            }
+        }
+        n
+    }
+
+    /// Texts of `texts` cut with one hole (`per_text` random spans each, of
+    /// length 0 to 4): cdiff's witness is valid, and a valid text of the
+    /// universe with the prefix and suffix forces "completable". Returns the
+    /// number of (completable, not completable) partial texts.
+    fn holes(&self, texts: &[String], per_text: usize, seed: u64) -> (usize, usize) {
+        let valid: Vec<&String> = texts.iter().filter(|t| self.valid(t.as_bytes())).collect();
+        let mut rng = SplitMix64::new(seed);
+        let mut n = (0, 0);
+        for t in texts {
+            let b = t.as_bytes();
+            for _ in 0..per_text {
+                let i = rng.below(b.len() as u64 + 1) as usize;
+                let j = (i + rng.below(5) as usize).min(b.len());
+                let (pre, suf) = (&b[..i], &b[j..]);
+                let p = Partial::new().text(pre).hole().text(suf);
+                let v = self.c.completable(&p).unwrap();
+                let show = || {
+                    format!(
+                        "{}: {}□{}",
+                        self.schema,
+                        String::from_utf8_lossy(pre),
+                        String::from_utf8_lossy(suf)
+                    )
+                };
+                if let Some(w) = v.completion() {
+                    assert!(
+                        self.valid(&w.text),
+                        "{}: witness {} invalid",
+                        show(),
+                        String::from_utf8_lossy(&w.text)
+                    );
+                    n.0 += 1;
+                } else {
+                    let fill = valid.iter().find(|u| {
+                        let u = u.as_bytes();
+                        u.len() >= pre.len() + suf.len() && u.starts_with(pre) && u.ends_with(suf)
+                    });
+                    assert!(fill.is_none(), "{}: not completable, yet {fill:?}", show());
+                    n.1 += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// [`Case::complete`] and [`Case::holes`], asserting both verdicts occur.
+    fn check(&self, texts: &[String], per_text: usize) {
+        let (ok, bad) = self.complete(texts);
+        assert!(
+            ok > 0 && bad > 0,
+            "{}: {ok} valid, {bad} invalid",
+            self.schema
+        );
+        let (yes, no) = self.holes(texts, per_text, 7);
+        assert!(
+            yes > 0 && no > 0,
+            "{}: {yes} completable, {no} not",
+            self.schema
+        );
+    }
+}
+
+/// Number texts: integers, decimals with a few fractions, negatives, and
+/// some non-numbers. No exponents: `integer` and numbers under `multipleOf`
+/// or bounds are accepted without exponent only (documented in
+/// `cdiff::grammar::schema`).
+fn number_texts() -> Vec<String> {
+    let mut v = Vec::new();
+    for i in -40i64..=130 {
+        v.push(i.to_string());
+        if i.abs() < 12 {
+            for f in ["0", "5", "25", "125", "75", "01", "50", "1"] {
+                v.push(format!("{}{}.{f}", if i < 0 { "-" } else { "" }, i.abs()));
+            }
+        }
+    }
+    for x in [
+        "-0", "-0.5", "-0.25", "300", "1000", "1005", "-105", r#""6""#, "null", "[6]", "06", "1.",
+        "true",
+    ] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn multiple_of_against_jsonschema() {
+    // Steps and bounds whose values are exact in binary floating point
+    // (jsonschema divides f64 values); decimal steps like 0.01 are pinned
+    // by `multiple_of_decimal_steps_are_exact_decimals`.
+    let schemas = [
+        json!({"type": "integer", "multipleOf": 3}),
+        json!({"type": "integer", "multipleOf": 10, "minimum": 15}),
+        json!({"type": "integer", "multipleOf": 4, "exclusiveMinimum": -20, "maximum": 100}),
+        json!({"type": "number", "multipleOf": 0.5, "minimum": -2, "exclusiveMaximum": 7.5}),
+        json!({"type": "number", "multipleOf": 0.25}),
+        json!({"multipleOf": 1.5, "maximum": 9}),
+        json!({"type": "number", "multipleOf": 100}),
+        json!({"type": ["integer", "string"], "multipleOf": 2}),
+        json!({"type": "integer", "multipleOf": 0.5, "maximum": 3}),
+        json!({"type": "number", "multipleOf": 0.125, "minimum": 0.3}),
+    ];
+    let texts = number_texts();
+    for s in schemas {
+        Case::new(s, &["multipleOf"]).check(&texts, 4);
+    }
+}
+
+#[test]
+fn multiple_of_decimal_steps_are_exact_decimals() {
+    // The instance's decimal value, not its nearest double: 0.07 is 7 × 0.01.
+    let c = Case::new(
+        json!({"type": "number", "multipleOf": 0.01, "minimum": 0.05}),
+        &["multipleOf"],
+    );
+    for (t, want) in [
+        ("0.07", true),
+        ("0.070", true),
+        ("0.05", true),
+        ("0.04", false),
+        ("0.075", false),
+        ("19.99", true),
+        ("19.991", false),
+        ("1", true),
+        ("-0.07", false),
+    ] {
+        assert_eq!(c.accepts(t), want, "{t}");
+    }
+    // A partial number: "1" + hole + "7" may become "1.07".
+    let p = Partial::new().text("1").hole().text("7");
+    assert!(c.c.check(&p).unwrap());
+    let p = Partial::new().text("0.0").hole().text("1");
+    assert!(!c.c.check(&p).unwrap(), "0.0…1 has a third fraction digit");
+}
+
+#[test]
+fn multiple_of_beyond_the_pattern_bound_is_reported() {
+    for step in [7, 11, 9] {
+        let (_, notes) = json_schema_to_grammar(
+            &json!({"type": "integer", "multipleOf": step}),
+            &SchemaOptions::default(),
+        )
+        .unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.keyword == "multipleOf" && !n.approximate),
+            "{step}: {notes:?}"
+        );
+    }
+}
