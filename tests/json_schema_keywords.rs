@@ -220,3 +220,90 @@ fn multiple_of_beyond_the_pattern_bound_is_reported() {
         );
     }
 }
+
+/// Objects over the keys `keys` (distinct, any order, up to `max` members)
+/// with values `1` or `"s"`, plus a few non-objects and non-JSON texts.
+fn object_texts(keys: &[&str], max: usize) -> Vec<String> {
+    let mut seqs: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut frontier = seqs.clone();
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for k in keys {
+                if !s.contains(k) {
+                    let mut t = s.clone();
+                    t.push(k);
+                    next.push(t);
+                }
+            }
+        }
+        seqs.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let mut v = Vec::new();
+    for s in &seqs {
+        for mask in 0..1u32 << s.len() {
+            let members: Vec<String> = s
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let val = if mask >> i & 1 == 1 { "\"s\"" } else { "1" };
+                    format!("\"{k}\":{val}")
+                })
+                .collect();
+            v.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    for x in ["1", "null", r#""a""#, "[]", r#"{"a":1,}"#, r#"{"a"}"#] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn property_names_against_jsonschema() {
+    let texts = object_texts(&["a", "bb", "ccc", "x", "B"], 3);
+    let schemas = [
+        json!({"type": "object", "propertyNames": {"maxLength": 2}}),
+        json!({"propertyNames": {"pattern": "^[a-z]+$"}, "properties": {"B": {"type": "integer"}}}),
+        json!({"propertyNames": {"pattern": "^[a-z]+$", "minLength": 2}, "additionalProperties": {"type": "integer"}}),
+        json!({"type": "object", "propertyNames": {"enum": ["a", "bb", "x"]}, "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        json!({"type": "object", "propertyNames": {"const": "x"}}),
+        json!({"propertyNames": false}),
+        json!({"properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "propertyNames": {"minLength": 2}, "required": ["bb"]}),
+        json!({"properties": {"ccc": {}}, "required": ["ccc"], "propertyNames": {"maxLength": 2}}),
+        json!({"propertyNames": {"type": "integer"}}),
+        json!({"type": "object", "propertyNames": {"$ref": "#/$defs/short"}, "$defs": {"short": {"maxLength": 1}}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["propertyNames"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn property_names_overlapping_declared_names_is_reported() {
+    // A declared name matches the pattern: undeclared keys are not
+    // restricted (reported), declared ones still are exact.
+    let schema = json!({
+        "properties": {"a": {"type": "integer"}, "B": {}},
+        "propertyNames": {"pattern": "^[a-z]"}
+    });
+    let (_, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default()).unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.keyword == "propertyNames" && n.approximate),
+        "{notes:?}"
+    );
+    let c = Case::new(schema, &[]);
+    assert!(c.accepts(r#"{"a": 1}"#) && !c.accepts(r#"{"a": "s"}"#) && !c.accepts(r#"{"B": 1}"#));
+    // A keyword the name test does not evaluate: reported, not enforced.
+    let (_, notes) = json_schema_to_grammar(
+        &json!({"propertyNames": {"format": "email"}}),
+        &SchemaOptions::default(),
+    )
+    .unwrap();
+    assert!(notes
+        .iter()
+        .any(|n| n.keyword == "propertyNames" && !n.approximate));
+}

@@ -64,6 +64,17 @@
 //!   coprime to 10 above 6, or wide bounds combined with such steps) or
 //!   whose numerator passes [`multiple::MAX_NUMERATOR`] is reported as not
 //!   enforced (the bounds alone are then enforced).
+//! * `propertyNames` made of `type`, `enum`, `const`, `pattern`,
+//!   `minLength`, `maxLength` (after `$ref`/`allOf` merging; other
+//!   keywords in it are reported): a declared property whose name fails it
+//!   cannot be written (a required one makes the object impossible);
+//!   undeclared keys are the listed names (`enum`/`const`, minus the
+//!   declared ones: exact) or the string terminal of the pattern and
+//!   lengths (exact when no declared name passes the test; otherwise the
+//!   undeclared keys are left unrestricted by it — "passes and is not
+//!   declared" would need a regex intersection — reported as an
+//!   approximation). With `patternProperties` it restricts declared
+//!   properties only (reported).
 //! * `minProperties` / `maxProperties` on objects that allow no undeclared
 //!   member (`additionalProperties: false`, no `patternProperties`): exact,
 //!   by the any-order construction below (the set of members written is the
@@ -71,7 +82,7 @@
 //!   reported.
 //!
 //! Everything else that constrains (`not`, `if`,
-//! `uniqueItems`, `contains`, `patternProperties`, `propertyNames`,
+//! `uniqueItems`, `contains`, `patternProperties`,
 //! `dependentRequired`, `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
@@ -265,6 +276,7 @@ const HANDLED: &[&str] = &[
     "exclusiveMinimum",
     "exclusiveMaximum",
     "multipleOf",
+    "propertyNames",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -278,7 +290,6 @@ const NOT_ENFORCED: &[&str] = &[
     "minContains",
     "maxContains",
     "patternProperties",
-    "propertyNames",
     "minProperties",
     "maxProperties",
     "dependentRequired",
@@ -1007,7 +1018,29 @@ impl<'a> Builder<'a> {
                 extra_key_names.push(name.clone());
             }
         }
+        // propertyNames: declared names that violate it cannot be written
+        // (a required one makes the object impossible); extra keys are
+        // restricted to it below.
+        let names = self.property_names(m, ptr)?;
+        if let Some(f) = &names {
+            if declared
+                .iter()
+                .any(|(name, _, req)| *req && !f.matches(name))
+            {
+                return Ok(Expr::Alt(Vec::new()));
+            }
+            declared.retain(|(name, _, _)| f.matches(name));
+        }
         let extra_key = if let Some(pp) = pattern_props {
+            if names.is_some() {
+                self.report(
+                    "propertyNames",
+                    ptr,
+                    "not combined with patternProperties: enforced on declared \
+                     properties only",
+                    true,
+                )?;
+            }
             // Over-approximation: any key matching one of the patterns may
             // take any of the pattern values.
             self.report(
@@ -1045,7 +1078,10 @@ impl<'a> Builder<'a> {
                 Some(Expr::Alt(keys))
             }
         } else if extra_value.is_some() {
-            Some(self.extra_key_term(&extra_key_names))
+            match &names {
+                None => Some(self.extra_key_term(&extra_key_names)),
+                Some(f) => self.named_extra_key(f, &extra_key_names, ptr)?,
+            }
         } else {
             None
         };
@@ -1159,6 +1195,73 @@ impl<'a> Builder<'a> {
         let open = self.lit("{");
         let close = self.lit("}");
         Ok(Expr::Seq(vec![open, first_next, close]))
+    }
+
+    /// The `propertyNames` of object schema `m`, when it constrains: which
+    /// names it accepts. A form whose test is not implemented here (e.g.
+    /// `format`) is reported and ignored (`None`).
+    fn property_names(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<NameFilter>> {
+        let pptr = format!("{ptr}/propertyNames");
+        let pn = match m.get("propertyNames") {
+            None | Some(Value::Bool(true)) => return Ok(None),
+            Some(Value::Bool(false)) => return Ok(Some(NameFilter::nothing())),
+            Some(Value::Object(pn)) => self.flatten(&Value::Object(pn.clone()), &pptr, 0)?,
+            Some(_) => return Err(err(format!("propertyNames at {ptr} is not a schema"))),
+        };
+        match NameFilter::new(&pn) {
+            Ok(f) if f.is_trivial() => Ok(None),
+            Ok(f) => Ok(Some(f)),
+            Err(why) => {
+                self.report("propertyNames", &pptr, why, false)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The key of an undeclared member under `propertyNames` filter `f`
+    /// (`None`: no undeclared member can be written):
+    ///
+    /// * `enum`/`const` names: the listed strings that pass the rest of
+    ///   `f` and are not declared, as literal keys (exact);
+    /// * `pattern`/`minLength`/`maxLength`: the string terminal of that
+    ///   schema, exact when no declared name (`declared`) passes `f` (then
+    ///   no key of that terminal is a declared one). Otherwise the two
+    ///   languages overlap, and "passes `f` and is not declared" would need
+    ///   a regex intersection: the undeclared keys are not restricted by
+    ///   `f` (reported as an approximation).
+    fn named_extra_key(
+        &mut self,
+        f: &NameFilter,
+        declared: &[String],
+        ptr: &str,
+    ) -> Result<Option<Expr>> {
+        if let Some(list) = &f.finite {
+            let mut keys = Vec::new();
+            for name in list {
+                if f.matches(name) && !declared.contains(name) {
+                    keys.push(self.key_lit(name, ptr)?);
+                }
+            }
+            return Ok((!keys.is_empty()).then_some(Expr::Alt(keys)));
+        }
+        if f.nothing {
+            return Ok(None);
+        }
+        if declared.iter().any(|d| f.matches(d)) {
+            self.report(
+                "propertyNames",
+                &format!("{ptr}/propertyNames"),
+                "enforced on declared properties only: a declared name also matches it, and \
+                 undeclared keys matching it but no declared name would need a regex \
+                 intersection",
+                true,
+            )?;
+            return Ok(Some(self.extra_key_term(declared)));
+        }
+        let mut sm = f.string_schema.clone();
+        sm.insert("type".into(), Value::String("string".into()));
+        let pptr = format!("{ptr}/propertyNames");
+        Ok(Some(self.string(&sm, &pptr)?))
     }
 
     /// The terminal of a declared key, in its canonical JSON spelling.
@@ -1732,6 +1835,137 @@ impl<'a> Builder<'a> {
         alts.extend(lits);
         self.rules[value.0 as usize].expr = Expr::Alt(alts);
         Ok(value)
+    }
+}
+
+/// The names a `propertyNames` schema accepts, as a test on one name (for
+/// declared properties) and its string keywords (for undeclared keys).
+struct NameFilter {
+    /// `propertyNames: false`, or a type without `string`: no name.
+    nothing: bool,
+    /// `enum`/`const`: the listed strings (intersected).
+    finite: Option<Vec<String>>,
+    /// The compiled `pattern` (search semantics).
+    pattern: Option<::regex::Regex>,
+    min_len: Option<u64>,
+    max_len: Option<u64>,
+    /// `pattern`, `minLength`, `maxLength` of the schema.
+    string_schema: Map<String, Value>,
+}
+
+impl NameFilter {
+    fn nothing() -> NameFilter {
+        NameFilter {
+            nothing: true,
+            finite: None,
+            pattern: None,
+            min_len: None,
+            max_len: None,
+            string_schema: Map::new(),
+        }
+    }
+
+    /// The filter of a flattened `propertyNames` schema; `Err`: a keyword
+    /// this test does not evaluate.
+    fn new(pn: &Map<String, Value>) -> std::result::Result<NameFilter, String> {
+        let mut f = NameFilter {
+            nothing: false,
+            ..NameFilter::nothing()
+        };
+        for (k, v) in pn {
+            match k.as_str() {
+                "type" => {
+                    if !type_set(v).iter().any(|t| t == "string") {
+                        f.nothing = true;
+                    }
+                }
+                "enum" | "const" => {
+                    let vals: Vec<Value> = if k == "enum" {
+                        v.as_array().cloned().ok_or("enum is not an array")?
+                    } else {
+                        vec![v.clone()]
+                    };
+                    let strs: Vec<String> = vals
+                        .iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect();
+                    f.finite = Some(match f.finite.take() {
+                        None => strs,
+                        Some(old) => old.into_iter().filter(|x| strs.contains(x)).collect(),
+                    });
+                }
+                "pattern" => {
+                    let p = v.as_str().ok_or("pattern is not a string")?;
+                    let h = regex::parse_ecma(p)?;
+                    f.pattern = Some(
+                        ::regex::Regex::new(&h.to_string())
+                            .map_err(|e| format!("pattern {p:?}: {e}"))?,
+                    );
+                    f.string_schema.insert(k.clone(), v.clone());
+                }
+                "minLength" | "maxLength" => {
+                    let n = v
+                        .as_u64()
+                        .or_else(|| {
+                            v.as_f64()
+                                .filter(|x| *x >= 0.0 && x.fract() == 0.0)
+                                .map(|x| x as u64)
+                        })
+                        .ok_or_else(|| format!("{k} is not a nonnegative integer"))?;
+                    if k == "minLength" {
+                        f.min_len = Some(n);
+                    } else {
+                        f.max_len = Some(n);
+                    }
+                    f.string_schema.insert(k.clone(), v.clone());
+                }
+                _ if ANNOTATIONS.contains(&k.as_str()) => {}
+                // Keywords of other types do not apply to names.
+                "minimum"
+                | "maximum"
+                | "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "multipleOf"
+                | "items"
+                | "prefixItems"
+                | "minItems"
+                | "maxItems"
+                | "properties"
+                | "required"
+                | "additionalProperties"
+                | "minProperties"
+                | "maxProperties" => {}
+                _ => {
+                    return Err(format!(
+                        "{k} in propertyNames is not evaluated (only type, enum, const, \
+                         pattern, minLength, maxLength)"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// No name is excluded.
+    fn is_trivial(&self) -> bool {
+        !self.nothing
+            && self.finite.is_none()
+            && self.pattern.is_none()
+            && self.min_len.unwrap_or(0) == 0
+            && self.max_len.is_none()
+    }
+
+    /// Whether `name` is accepted.
+    fn matches(&self, name: &str) -> bool {
+        let len = name.chars().count() as u64;
+        !self.nothing
+            && self
+                .finite
+                .as_ref()
+                .is_none_or(|l| l.iter().any(|x| x == name))
+            && self.pattern.as_ref().is_none_or(|p| p.is_match(name))
+            && self.min_len.is_none_or(|n| len >= n)
+            && self.max_len.is_none_or(|n| len <= n)
     }
 }
 
