@@ -307,3 +307,39 @@ fn property_names_overlapping_declared_names_is_reported() {
         .iter()
         .any(|n| n.keyword == "propertyNames" && !n.approximate));
 }
+
+#[test]
+fn dependent_required_against_jsonschema() {
+    let texts = object_texts(&["a", "bb", "ccc", "x"], 4);
+    let schemas = [
+        json!({"dependentRequired": {"a": ["bb"]}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "bb": {}}, "dependentRequired": {"a": ["bb", "ccc"], "bb": ["x"]}, "additionalProperties": false}),
+        json!({"properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "dependentRequired": {"a": ["bb"], "bb": ["a"]}, "required": ["ccc"]}),
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"x": ["a"]}, "additionalProperties": {"type": "integer"}}),
+        json!({"type": "object", "required": ["a"], "dependentRequired": {"a": ["ccc"]}, "properties": {"ccc": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "propertyNames": {"maxLength": 2}, "dependentRequired": {"a": ["ccc"]}}),
+        json!({"type": "object", "properties": {"a": {}, "bb": {}, "x": {}}, "additionalProperties": false, "maxProperties": 2, "dependentRequired": {"x": ["a", "bb"]}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["dependentRequired", "dependencies"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn dependent_required_in_schema_order_is_reported() {
+    // Past max_any_order_properties the object falls back to schema order,
+    // where the set of written properties is not tracked.
+    let schema =
+        json!({"properties": {"a": {}, "b": {}, "c": {}}, "dependentRequired": {"a": ["b"]}});
+    let opts = SchemaOptions {
+        max_any_order_properties: 2,
+        ..SchemaOptions::default()
+    };
+    let (_, notes) = json_schema_to_grammar(&schema, &opts).unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.keyword == "dependentRequired" && !n.approximate),
+        "{notes:?}"
+    );
+}

@@ -75,6 +75,15 @@
 //!   declared" would need a regex intersection — reported as an
 //!   approximation). With `patternProperties` it restricts declared
 //!   properties only (reported).
+//! * `dependentRequired` (and the draft-7 `dependencies` whose values are
+//!   all arrays) by the any-order construction below: the closing `}` of
+//!   `rest[S]` is allowed only when every trigger in `S` has its required
+//!   names in `S`. Names it mentions that are not declared are declared
+//!   with the `additionalProperties` schema (when extras are allowed); a
+//!   trigger whose required name cannot be written (not declared and no
+//!   extras, or failing `propertyNames`) cannot be written either (a
+//!   required one makes the object impossible). Exact; reported where the
+//!   object falls back to schema order or has `patternProperties`.
 //! * `minProperties` / `maxProperties` on objects that allow no undeclared
 //!   member (`additionalProperties: false`, no `patternProperties`): exact,
 //!   by the any-order construction below (the set of members written is the
@@ -82,8 +91,8 @@
 //!   reported.
 //!
 //! Everything else that constrains (`not`, `if`,
-//! `uniqueItems`, `contains`, `patternProperties`,
-//! `dependentRequired`, `unevaluated*`, …) is not enforced:
+//! `uniqueItems`, `contains`, `patternProperties`, `dependentSchemas`,
+//! `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
 //! Annotations (`title`, `description`, `default`, `examples`, `$schema`,
@@ -277,6 +286,7 @@ const HANDLED: &[&str] = &[
     "exclusiveMaximum",
     "multipleOf",
     "propertyNames",
+    "dependentRequired",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -292,7 +302,6 @@ const NOT_ENFORCED: &[&str] = &[
     "patternProperties",
     "minProperties",
     "maxProperties",
-    "dependentRequired",
     "dependentSchemas",
     "dependencies",
     "unevaluatedItems",
@@ -831,6 +840,8 @@ impl<'a> Builder<'a> {
                 ("minProperties" | "maxProperties", _) => true,
                 ("patternProperties", Value::Object(p)) => p.is_empty(),
                 ("not", Value::Bool(false)) => true,
+                // The draft-7 form of dependentRequired: handled with it.
+                ("dependencies", Value::Object(d)) => d.values().all(Value::is_array),
                 _ => false,
             };
             if trivial || k == "patternProperties" {
@@ -1018,6 +1029,31 @@ impl<'a> Builder<'a> {
                 extra_key_names.push(name.clone());
             }
         }
+        // dependentRequired: names it mentions that are not declared are
+        // declared with the additionalProperties schema (when extra members
+        // are allowed) so that the any-order construction tracks them.
+        let dep_req = dependent_required(m, ptr)?;
+        if !dep_req.is_empty() && pattern_props.is_some() {
+            self.report(
+                "dependentRequired",
+                ptr,
+                "not enforced together with patternProperties",
+                false,
+            )?;
+        }
+        let dep_req = if pattern_props.is_some() {
+            Vec::new()
+        } else {
+            dep_req
+        };
+        for (k, ds) in &dep_req {
+            for name in std::iter::once(k).chain(ds) {
+                if extra_value.is_some() && !declared.iter().any(|(d, _, _)| d == name) {
+                    declared.push((name.clone(), extra_value.clone(), false));
+                    extra_key_names.push(name.clone());
+                }
+            }
+        }
         // propertyNames: declared names that violate it cannot be written
         // (a required one makes the object impossible); extra keys are
         // restricted to it below.
@@ -1031,6 +1067,36 @@ impl<'a> Builder<'a> {
             }
             declared.retain(|(name, _, _)| f.matches(name));
         }
+        // A trigger whose dependent cannot be written cannot be written
+        // either (to a fixpoint); a required one makes the object impossible.
+        loop {
+            let present =
+                |n: &String, d: &[(String, Option<Expr>, bool)]| d.iter().any(|(x, _, _)| x == n);
+            let dead: Vec<String> = dep_req
+                .iter()
+                .filter(|(k, ds)| {
+                    present(k, &declared) && ds.iter().any(|d| !present(d, &declared))
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            if dead.is_empty() {
+                break;
+            }
+            if declared.iter().any(|(n, _, req)| *req && dead.contains(n)) {
+                return Ok(Expr::Alt(Vec::new()));
+            }
+            declared.retain(|(n, _, _)| !dead.contains(n));
+        }
+        let deps: Vec<(usize, PropSet)> = dep_req
+            .iter()
+            .filter_map(|(k, ds)| {
+                let t = declared.iter().position(|(x, _, _)| x == k)?;
+                let set = PropSet::from_iter(
+                    (0..declared.len()).map(|i| ds.iter().any(|d| *d == declared[i].0)),
+                );
+                (!set.is_empty()).then_some((t, set))
+            })
+            .collect();
         let extra_key = if let Some(pp) = pattern_props {
             if names.is_some() {
                 self.report(
@@ -1107,7 +1173,10 @@ impl<'a> Builder<'a> {
         // Any order matters with two members that can be swapped.
         let n = declared.len();
         let any = self.opts.property_order == PropertyOrder::Any;
-        if (any && (n >= 2 || (n == 1 && extra.is_some()))) || (bounded && extra.is_none()) {
+        if (any && (n >= 2 || (n == 1 && extra.is_some())))
+            || (bounded && extra.is_none())
+            || !deps.is_empty()
+        {
             let limit = self
                 .opts
                 .max_any_order_properties
@@ -1127,7 +1196,7 @@ impl<'a> Builder<'a> {
                     self.report_counts(m, ptr)?;
                     (0, usize::MAX)
                 };
-                return self.any_order_object(&members, extra, bounds, ptr);
+                return self.any_order_object(&members, extra, bounds, &deps, ptr);
             }
             self.report(
                 "properties",
@@ -1148,6 +1217,20 @@ impl<'a> Builder<'a> {
         }
         if bounded {
             self.report_counts(m, ptr)?;
+        }
+        if !deps.is_empty() {
+            let k = if m.contains_key("dependentRequired") {
+                "dependentRequired"
+            } else {
+                "dependencies"
+            };
+            self.report(
+                k,
+                ptr,
+                "not enforced on objects in schema order (too many properties for the \
+                 any-order construction, or --property-order schema)",
+                false,
+            )?;
         }
         // Schema order.
         // after[i]: members from i on, at least one already written.
@@ -1294,11 +1377,17 @@ impl<'a> Builder<'a> {
     /// exact when no extra member is allowed (the caller passes `(0, MAX)`
     /// otherwise): `rest[S]` may close only when `|S| ≥ min`, and adds a
     /// member only while `|S| < max`.
+    ///
+    /// `deps` = `dependentRequired` as (trigger member, members it
+    /// requires): `rest[S]` may close only when every trigger in `S` has
+    /// its required members in `S` (no extra rule: the condition is on the
+    /// closing alternative of each of the `2^n` rules).
     fn any_order_object(
         &mut self,
         members: &[(Expr, bool)],
         extra: Option<Expr>,
         bounds: (usize, usize),
+        deps: &[(usize, PropSet)],
         ptr: &str,
     ) -> Result<Expr> {
         let (min, max) = bounds;
@@ -1337,7 +1426,10 @@ impl<'a> Builder<'a> {
         for s in PropSet::subsets(n) {
             let mut alts = Vec::new();
             let size = s.0.count_ones() as usize;
-            if s.contains_all(required) && size >= min {
+            let deps_met = deps
+                .iter()
+                .all(|&(t, d)| !s.contains(t) || s.contains_all(d));
+            if s.contains_all(required) && size >= min && deps_met {
                 alts.push(Expr::Empty);
             }
             for (i, m) in member_rules.iter().enumerate() {
@@ -2070,6 +2162,36 @@ fn multiple_of(
         hi.push((v, true));
     }
     multiple::pattern(p, s, integer, &lo, &hi)
+}
+
+/// The `dependentRequired` of schema object `m` (and the draft-7
+/// `dependencies` whose values are all arrays): (trigger, required names).
+fn dependent_required(m: &Map<String, Value>, ptr: &str) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out = Vec::new();
+    for k in ["dependentRequired", "dependencies"] {
+        let Some(v) = m.get(k) else { continue };
+        let Value::Object(d) = v else {
+            return Err(err(format!("{k} at {ptr} is not an object")));
+        };
+        if k == "dependencies" && !d.values().all(Value::is_array) {
+            continue;
+        }
+        for (name, list) in d {
+            let Value::Array(list) = list else {
+                return Err(err(format!("{k}/{name} at {ptr} is not an array")));
+            };
+            let names: Vec<String> = list
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(String::from)
+                        .ok_or_else(|| err(format!("{k}/{name} at {ptr} lists a non-string")))
+                })
+                .collect::<Result<_>>()?;
+            out.push((name.clone(), names));
+        }
+    }
+    Ok(out)
 }
 
 /// Finds the schema holding `"$anchor": name`.
