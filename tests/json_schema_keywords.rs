@@ -343,3 +343,62 @@ fn dependent_required_in_schema_order_is_reported() {
         "{notes:?}"
     );
 }
+
+/// Arrays of up to `max` items from `items`, plus a few non-arrays.
+fn array_texts(items: &[&str], max: usize) -> Vec<String> {
+    let mut seqs: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut frontier = seqs.clone();
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for x in items {
+                let mut t = s.clone();
+                t.push(x);
+                next.push(t);
+            }
+        }
+        seqs.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let mut v: Vec<String> = seqs.iter().map(|s| format!("[{}]", s.join(","))).collect();
+    for x in ["1", "null", r#"{"a":1}"#, "[1,]", "[,1]"] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn contains_against_jsonschema() {
+    let texts = array_texts(&["1", "2.5", "\"s\"", "null", "true", "[1]"], 4);
+    let schemas = [
+        json!({"contains": {"type": "string"}}),
+        json!({"type": "array", "contains": {"type": "integer"}, "items": {"type": ["integer", "null"]}}),
+        json!({"contains": {"type": ["null", "boolean"]}, "minContains": 2, "maxContains": 3}),
+        json!({"contains": {"type": "number"}, "maxContains": 1, "items": {"type": ["number", "string"]}, "minItems": 2}),
+        json!({"contains": true, "minContains": 2, "maxItems": 3}),
+        json!({"type": "array", "contains": false, "minContains": 0, "maxItems": 2}),
+        json!({"contains": {"type": "array"}, "minContains": 0, "maxContains": 0}),
+        json!({"contains": {"$ref": "#/$defs/s"}, "items": {"enum": ["s", 1, null]}, "$defs": {"s": {"type": "string"}}}),
+        json!({"contains": {"type": "null"}, "minContains": 2, "minItems": 3, "maxItems": 4}),
+    ];
+    for s in schemas {
+        Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);
+    }
+}
+
+#[test]
+fn contains_beyond_type_tests_is_reported() {
+    for s in [
+        json!({"contains": {"minimum": 5}}),
+        json!({"contains": {"type": "integer"}}),
+        json!({"contains": {"type": "string"}, "prefixItems": [{"type": "null"}]}),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.keyword == "contains" && !n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}

@@ -26,6 +26,15 @@
 //! * `items`, `prefixItems` (and the draft-7 array form of `items` with
 //!   `additionalItems`), `minItems`/`maxItems` by explicit expansion; bounds
 //!   above [`SchemaOptions::max_items`] are widened (reported).
+//! * `contains` / `minContains` / `maxContains` when the contains schema is
+//!   a type test (`{"type": T}`, `true`, `false`) and there are no
+//!   `prefixItems`: each item is a matching one (`items` ∧ type `T`) or
+//!   not (`items` ∧ the other types), and rules counting items and matches
+//!   (capped, with `minItems`/`maxItems`) enforce the bounds exactly; see
+//!   `Builder::contains_array`. Other contains schemas (`{"minimum": 5}`,
+//!   `const`, …: their complement among the items is not built), an
+//!   `integer` test among items that may be any number, bounds above
+//!   [`SchemaOptions::max_items`] and `prefixItems` are reported.
 //! * `enum`, `const`: any JSON value, serialised with object keys in the
 //!   order of the schema value; whitespace allowed between tokens. Numbers
 //!   must be written as `serde_json` writes them (integers may add `.0`).
@@ -91,7 +100,7 @@
 //!   reported.
 //!
 //! Everything else that constrains (`not`, `if`,
-//! `uniqueItems`, `contains`, `patternProperties`, `dependentSchemas`,
+//! `uniqueItems`, `patternProperties`, `dependentSchemas`,
 //! `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
@@ -287,6 +296,9 @@ const HANDLED: &[&str] = &[
     "multipleOf",
     "propertyNames",
     "dependentRequired",
+    "contains",
+    "minContains",
+    "maxContains",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -296,9 +308,6 @@ const NOT_ENFORCED: &[&str] = &[
     "then",
     "else",
     "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
     "patternProperties",
     "minProperties",
     "maxProperties",
@@ -1520,6 +1529,11 @@ impl<'a> Builder<'a> {
     }
 
     fn array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if m.contains_key("contains") {
+            if let Some(e) = self.contains_array(m, ptr)? {
+                return Ok(e);
+            }
+        }
         let mut prefix: Vec<Expr> = Vec::new();
         let mut rest_key = "items";
         if let Some(p) = m.get("prefixItems") {
@@ -1614,6 +1628,185 @@ impl<'a> Builder<'a> {
             }
         };
         Ok(Expr::Seq(vec![open, first, close]))
+    }
+
+    /// An array under `contains` / `minContains` / `maxContains`, exact when
+    /// the contains schema is a type test (`{"type": T}`, `true`, `{}`,
+    /// `false`) and there are no `prefixItems`: each item is either a
+    /// matching item `M = items ∧ {type: T}` or a non-matching one `N =
+    /// items ∧ {type: not T}` (disjoint, and together the items), so the
+    /// grammar counts them. One rule `R(i, j)` per number of items `i`
+    /// (capped past `minItems`/`maxItems`) and of matches `j` (capped past
+    /// `minContains`/`maxContains`):
+    ///
+    /// ```text
+    /// R(i, j) = ε                    if i, j satisfy the bounds
+    ///         | "," M R(i+1, j+1)    while i < maxItems, j < maxContains
+    ///         | "," N R(i+1, j)      while i < maxItems
+    /// array   = "[" (ε | M R(1, 1) | N R(1, 0)) "]"
+    /// ```
+    ///
+    /// `(I + 1)·(J + 1)` rules for caps `I`, `J` ≤ [`SchemaOptions::max_items`].
+    /// `None` (after reporting `contains`) for other forms: a contains
+    /// schema with other keywords would need the complement of its language
+    /// among the items, an `integer` test on items that may be any number
+    /// the complement "number but not integer".
+    fn contains_array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<Expr>> {
+        let cptr = format!("{ptr}/contains");
+        let get = |k: &str| count_keyword(m, k, ptr);
+        let min_c = get("minContains")?.unwrap_or(1);
+        let max_c = get("maxContains")?;
+        let give_up = |b: &mut Self, why: &str| -> Result<Option<Expr>> {
+            for k in ["contains", "minContains", "maxContains"] {
+                if m.contains_key(k) {
+                    b.report(k, ptr, why.to_string(), false)?;
+                }
+            }
+            Ok(None)
+        };
+        if m.contains_key("prefixItems") || m.get("items").is_some_and(Value::is_array) {
+            return give_up(self, "not enforced together with prefixItems");
+        }
+        // The contains schema as a type set (None: every type).
+        let c = self.flatten(&m["contains"], &cptr, 0)?;
+        let mut ctypes: Option<Vec<String>> = None;
+        for (k, v) in &c {
+            match k.as_str() {
+                "type" => ctypes = Some(type_set(v)),
+                _ if ANNOTATIONS.contains(&k.as_str()) => {}
+                _ => {
+                    return give_up(
+                        self,
+                        "enforced only when the contains schema is a type test",
+                    )
+                }
+            }
+        }
+        let items = match m.get("items") {
+            None => Map::new(),
+            Some(v) => self.flatten(v, &format!("{ptr}/items"), 0)?,
+        };
+        let itypes = items.get("type").map(type_set);
+        let has = |s: &[String], t: &str| s.iter().any(|u| u == t);
+        let (yes, no): (Vec<String>, Vec<String>) = match &ctypes {
+            None => (TYPES.iter().map(|t| t.to_string()).collect(), Vec::new()),
+            Some(ct) => {
+                let int_only = has(ct, "integer") && !has(ct, "number");
+                let items_numbers = itypes.as_ref().is_none_or(|t| has(t, "number"));
+                if int_only && items_numbers {
+                    return give_up(
+                        self,
+                        "an integer test among items that may be any number is not split",
+                    );
+                }
+                let no = TYPES
+                    .iter()
+                    .filter(|t| {
+                        !has(ct, t)
+                            && !(**t == "integer" && has(ct, "number"))
+                            && !(**t == "number" && int_only)
+                    })
+                    .map(|t| t.to_string())
+                    .collect();
+                (ct.clone(), no)
+            }
+        };
+        let cap = self.opts.max_items;
+        let mut min_items = get("minItems")?.unwrap_or(0);
+        let mut max_items = get("maxItems")?;
+        if m.get("items") == Some(&Value::Bool(false)) {
+            max_items = Some(0);
+        }
+        if min_c > cap || max_c.is_some_and(|x| x > cap) {
+            return give_up(
+                self,
+                &format!("minContains/maxContains above {cap} are not expanded"),
+            );
+        }
+        if min_items > cap || max_items.is_some_and(|x| x > cap) {
+            return give_up(
+                self,
+                &format!("minItems/maxItems above {cap} are not expanded"),
+            );
+        }
+        if max_items.is_some_and(|x| x < min_items) || max_c.is_some_and(|x| x < min_c) {
+            return Ok(Some(Expr::Alt(Vec::new())));
+        }
+        min_items = min_items.min(cap);
+        let icap = match max_items {
+            Some(x) => x + 1,
+            None => min_items,
+        } as usize;
+        let jcap = match max_c {
+            Some(x) => x + 1,
+            None => min_c,
+        } as usize;
+        let needed = (icap + 1) * (jcap + 1) + 2;
+        if self.rules.len() + needed > self.opts.max_rules {
+            return give_up(self, "the counting rules would pass max_rules");
+        }
+        let side = |b: &mut Self, types: Vec<String>, tag: &str| -> Result<Expr> {
+            let mut t = Map::new();
+            t.insert(
+                "type".into(),
+                Value::Array(types.into_iter().map(Value::String).collect()),
+            );
+            let merged = b.merge(items.clone(), t, ptr)?;
+            let r = b.new_rule(format!("s{}_{tag}", b.rules.len()))?;
+            let e = b.object_schema(&merged, &format!("{ptr}/items+{tag}"))?;
+            b.rules[r.0 as usize].expr = e;
+            Ok(Expr::Rule(r))
+        };
+        let yes_e = side(self, yes, "contains")?;
+        let no_e = side(self, no, "not_contains")?;
+        let base = self.rules.len();
+        let mut rule_ids = Vec::with_capacity((icap + 1) * (jcap + 1));
+        for i in 0..=icap {
+            for j in 0..=jcap {
+                rule_ids.push(self.new_rule(format!("s{base}_count{i}_{j}"))?);
+            }
+        }
+        let at = |i: usize, j: usize| Expr::Rule(rule_ids[i.min(icap) * (jcap + 1) + j.min(jcap)]);
+        let ok = |i: usize, j: usize| {
+            i as u64 >= min_items
+                && max_items.is_none_or(|x| i as u64 <= x)
+                && j as u64 >= min_c
+                && max_c.is_none_or(|x| j as u64 <= x)
+        };
+        let can_add = |i: usize| max_items.is_none_or(|x| (i as u64) < x);
+        let can_match = |j: usize| max_c.is_none_or(|x| (j as u64) < x);
+        let comma = self.lit(",");
+        for i in 0..=icap {
+            for j in 0..=jcap {
+                let mut alts = Vec::new();
+                if ok(i, j) {
+                    alts.push(Expr::Empty);
+                }
+                if can_add(i) {
+                    if can_match(j) {
+                        alts.push(Expr::Seq(vec![
+                            comma.clone(),
+                            yes_e.clone(),
+                            at(i + 1, j + 1),
+                        ]));
+                    }
+                    alts.push(Expr::Seq(vec![comma.clone(), no_e.clone(), at(i + 1, j)]));
+                }
+                self.rules[rule_ids[i * (jcap + 1) + j].0 as usize].expr = Expr::Alt(alts);
+            }
+        }
+        let mut first = Vec::new();
+        if ok(0, 0) {
+            first.push(Expr::Empty);
+        }
+        if can_add(0) {
+            if can_match(0) {
+                first.push(Expr::Seq(vec![yes_e, at(1, 1)]));
+            }
+            first.push(Expr::Seq(vec![no_e, at(1, 0)]));
+        }
+        let (open, close) = (self.lit("["), self.lit("]"));
+        Ok(Some(Expr::Seq(vec![open, Expr::Alt(first), close])))
     }
 
     fn string(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
