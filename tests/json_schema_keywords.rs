@@ -402,3 +402,87 @@ fn contains_beyond_type_tests_is_reported() {
         );
     }
 }
+
+/// Scalars and small objects with a `kind` member, for `oneOf`, `not` and
+/// `if`.
+fn mixed_texts() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "1",
+        "2",
+        "3.0",
+        "2.5",
+        "-1",
+        r#""a""#,
+        r#""b""#,
+        r#""ab""#,
+        "null",
+        "true",
+        "false",
+        "[]",
+        "[1]",
+        "{}",
+        "1.",
+        r#"{"kind"}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let kinds = [None, Some(r#""a""#), Some(r#""b""#), Some("1")];
+    let vals = [None, Some("1"), Some(r#""s""#)];
+    for k in kinds {
+        for x in vals {
+            let mut members = Vec::new();
+            if let Some(k) = k {
+                members.push(format!(r#""kind":{k}"#));
+            }
+            if let Some(x) = x {
+                members.push(format!(r#""v":{x}"#));
+            }
+            v.push(format!("{{{}}}", members.join(",")));
+            members.reverse();
+            v.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn one_of_disjoint_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+        json!({"oneOf": [{"const": "a"}, {"enum": ["b", 1]}, {"type": "null"}]}),
+        json!({"type": "object", "oneOf": [
+            {"properties": {"kind": {"const": "a"}, "v": {"type": "integer"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "b"}}, "required": ["kind", "v"]}
+        ]}),
+        json!({"oneOf": [{"type": "integer", "minimum": 2}, {"type": "string"}], "maxLength": 1}),
+        json!({"oneOf": [{"type": "number", "exclusiveMaximum": 2}, {"type": "boolean"}, {"$ref": "#/$defs/o"}],
+               "$defs": {"o": {"type": "object", "required": ["kind"]}}}),
+        json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [2, "b", true]}]}),
+    ];
+    for s in schemas {
+        Case::new(s, &["oneOf"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn one_of_overlapping_is_reported() {
+    for s in [
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}),
+        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [1.0]}]}),
+        json!({"type": "object", "oneOf": [
+            {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "a"}}}
+        ]}),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes.iter().any(|n| n.keyword == "oneOf" && n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}

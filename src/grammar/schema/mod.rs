@@ -40,7 +40,13 @@
 //!   must be written as `serde_json` writes them (integers may add `.0`).
 //!   Values of the wrong `type` are dropped; other sibling keywords are not
 //!   checked against the listed values (reported).
-//! * `anyOf`; `oneOf` as `anyOf` (exclusivity not enforced, reported);
+//! * `anyOf`; `oneOf`: exact when its branches (with the sibling
+//!   keywords merged in) are pairwise disjoint by a sufficient test
+//!   (`Builder::disjoint`: disjoint types, also from `enum`/`const`
+//!   values; disjoint value lists; or only objects in common and a
+//!   property required by both with disjoint schemas, e.g. a
+//!   discriminating `"kind": {"const": ...}`), since it is then `anyOf`;
+//!   otherwise treated as `anyOf` (exclusivity not enforced, reported);
 //!   `allOf` by merging the subschemas (types intersected, properties and
 //!   `required` united, bounds tightened, `enum`s intersected, differing
 //!   subschemas of one keyword combined with a nested `allOf`); sibling
@@ -885,7 +891,15 @@ impl<'a> Builder<'a> {
                     _ => Err(err(format!("{k} at {ptr} is not an array"))),
                 })
                 .collect::<Result<_>>()?;
-            if lists.iter().any(|(k, _)| *k == "oneOf") {
+            let one_list = lists
+                .iter()
+                .find(|(k, _)| *k == "oneOf")
+                .map(|(_, l)| l.clone());
+            let exclusive = match &one_list {
+                Some(l) => self.pairwise_disjoint(l, &siblings, ptr)?,
+                None => true,
+            };
+            if !exclusive {
                 self.report(
                     "oneOf",
                     ptr,
@@ -991,6 +1005,88 @@ impl<'a> Builder<'a> {
         } else {
             Expr::Alt(alts)
         })
+    }
+
+    /// Whether the `oneOf` branches `list` (each with the `siblings`
+    /// merged in) are pairwise disjoint, by [`Builder::disjoint`]: then
+    /// `oneOf` is `anyOf` exactly (no instance matches two branches).
+    fn pairwise_disjoint(
+        &mut self,
+        list: &[Value],
+        siblings: &Map<String, Value>,
+        ptr: &str,
+    ) -> Result<bool> {
+        if list.len() > 64 {
+            return Ok(false);
+        }
+        let mut maps = Vec::with_capacity(list.len());
+        for (i, b) in list.iter().enumerate() {
+            let bm = self.flatten(b, &format!("{ptr}/oneOf/{i}"), 0)?;
+            maps.push(self.merge(siblings.clone(), bm, ptr)?);
+        }
+        for i in 0..maps.len() {
+            for j in i + 1..maps.len() {
+                if !self.disjoint(&maps[i], &maps[j], ptr, 0)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// A sufficient test that no JSON value is valid for both flattened
+    /// schemas `a` and `b`: their types are disjoint (from `type`, and from
+    /// the values of `enum`/`const`, `integer` inside `number`); or both
+    /// list values (`enum`/`const`) and none is in both lists (numbers
+    /// compared by value); or the only type they share is `object` and a
+    /// property required by both has disjoint schemas (recursively, a
+    /// discriminating `"kind": {"const": ...}`). `false` means "not shown".
+    fn disjoint(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<bool> {
+        if depth > 8 {
+            return Ok(false);
+        }
+        let (ta, va) = (kinds(a), listed_values(a));
+        let (tb, vb) = (kinds(b), listed_values(b));
+        if let (Some(va), Some(vb)) = (&va, &vb) {
+            return Ok(!va.iter().any(|x| vb.iter().any(|y| json_eq(x, y))));
+        }
+        let common = ta & tb;
+        if common == 0 {
+            return Ok(true);
+        }
+        if common != KIND_OBJECT || va.is_some() || vb.is_some() {
+            return Ok(false);
+        }
+        let req = |m: &Map<String, Value>| -> Vec<String> {
+            m.get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (ra, rb) = (req(a), req(b));
+        for p in ra.iter().filter(|p| rb.contains(p)) {
+            let prop = |m: &Map<String, Value>| m.get("properties").and_then(|x| x.get(p)).cloned();
+            let (Some(pa), Some(pb)) = (prop(a), prop(b)) else {
+                continue;
+            };
+            let pptr = format!("{ptr}/properties/{}", ptr_token(p));
+            let fa = self.flatten(&pa, &pptr, 0)?;
+            let fb = self.flatten(&pb, &pptr, 0)?;
+            if self.disjoint(&fa, &fb, ptr, depth + 1)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// A rule for a subschema at `ptr/key` (or at `ptr/key/idx`).
@@ -2291,6 +2387,89 @@ impl PropSet {
 
     fn is_empty(self) -> bool {
         self.0 == 0
+    }
+}
+
+const KIND_NULL: u8 = 1;
+const KIND_BOOLEAN: u8 = 2;
+const KIND_OBJECT: u8 = 4;
+const KIND_ARRAY: u8 = 8;
+const KIND_STRING: u8 = 16;
+const KIND_INTEGER: u8 = 32;
+/// Numbers that are not integers.
+const KIND_FRACTION: u8 = 64;
+
+/// The kinds of JSON values (bit set) a type name allows.
+fn kind_of_type(t: &str) -> u8 {
+    match t {
+        "null" => KIND_NULL,
+        "boolean" => KIND_BOOLEAN,
+        "object" => KIND_OBJECT,
+        "array" => KIND_ARRAY,
+        "string" => KIND_STRING,
+        "integer" => KIND_INTEGER,
+        "number" => KIND_INTEGER | KIND_FRACTION,
+        _ => 0,
+    }
+}
+
+/// The kind of a JSON value.
+fn kind_of_value(v: &Value) -> u8 {
+    match v {
+        Value::Null => KIND_NULL,
+        Value::Bool(_) => KIND_BOOLEAN,
+        Value::Object(_) => KIND_OBJECT,
+        Value::Array(_) => KIND_ARRAY,
+        Value::String(_) => KIND_STRING,
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                KIND_INTEGER
+            } else {
+                KIND_FRACTION
+            }
+        }
+    }
+}
+
+/// The kinds a flattened schema allows, from `type` and `enum`/`const`.
+fn kinds(m: &Map<String, Value>) -> u8 {
+    let mut k = match m.get("type") {
+        Some(t) => type_set(t).iter().fold(0, |acc, x| acc | kind_of_type(x)),
+        None => 0x7f,
+    };
+    if let Some(vals) = listed_values(m) {
+        k &= vals.iter().fold(0, |acc, v| acc | kind_of_value(v));
+    }
+    k
+}
+
+/// The values of `enum` and `const` (intersected), if any.
+fn listed_values(m: &Map<String, Value>) -> Option<Vec<Value>> {
+    let mut out: Option<Vec<Value>> = m.get("enum").and_then(Value::as_array).cloned();
+    if let Some(c) = m.get("const") {
+        out = Some(match out {
+            None => vec![c.clone()],
+            Some(l) => l.into_iter().filter(|x| json_eq(x, c)).collect(),
+        });
+    }
+    out
+}
+
+/// JSON Schema equality: numbers by value, objects regardless of order.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
     }
 }
 
