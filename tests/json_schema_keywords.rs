@@ -486,3 +486,61 @@ fn one_of_overlapping_is_reported() {
         );
     }
 }
+
+#[test]
+fn not_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"not": {"type": "string"}}),
+        json!({"type": ["integer", "string", "null"], "not": {"type": ["null", "integer"]}}),
+        json!({"not": {"const": null}}),
+        json!({"not": {"enum": [true, null]}}),
+        json!({"type": "object", "not": {"required": ["kind"]}}),
+        json!({"not": {"required": ["kind", "v"]}}),
+        json!({"not": {"properties": {"kind": {"type": "string"}}, "required": ["kind"]}}),
+        json!({"not": {"type": "object", "properties": {"v": {"$ref": "#/$defs/n"}}}, "$defs": {"n": {"type": "number"}}}),
+        json!({"anyOf": [{"not": {}}, {"type": "null"}]}),
+        json!({"type": "object", "properties": {"kind": {"not": {"type": ["number", "null"]}}}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["not"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn if_then_else_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"if": {"type": "string"}, "then": {"maxLength": 1}, "else": {"type": "integer"}}),
+        json!({"if": {"properties": {"kind": {"type": "string"}}, "required": ["kind"]},
+               "then": {"required": ["v"]}, "else": {"properties": {"v": {"type": "string"}}}}),
+        json!({"if": {"required": ["v"]}, "then": {"properties": {"v": {"type": "integer"}}}}),
+        json!({"type": "object", "if": {"properties": {"kind": {"type": "number"}}}, "then": {"required": ["v"]}}),
+        json!({"if": {"const": true}, "then": false, "else": {"type": ["boolean", "string"]}}),
+        json!({"type": "object", "properties": {"kind": {}}, "additionalProperties": false,
+               "if": {"type": "object"}, "else": false}),
+        json!({"if": {"type": "null"}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["if", "then", "else"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn not_and_if_without_expressible_complement_are_reported() {
+    for (s, k) in [
+        (json!({"not": {"type": "integer"}}), "not"),
+        (json!({"not": {"const": "a"}}), "not"),
+        (json!({"not": {"minimum": 3}}), "not"),
+        (
+            json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),
+            "if",
+        ),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes.iter().any(|n| n.keyword == k && !n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}

@@ -52,6 +52,15 @@
 //!   subschemas of one keyword combined with a nested `allOf`); sibling
 //!   keywords of `anyOf`/`oneOf` are merged into each branch. A keyword that
 //!   cannot be merged is reported (an error in strict mode).
+//! * `not` and `if`/`then`/`else` where the negated schema has a
+//!   complement the other keywords express (`Builder::negate`): `type`
+//!   (not when that leaves "number but not integer"), `enum`/`const` of
+//!   `null`/booleans, `required`, and one property whose schema has such a
+//!   complement (`{"properties": {"kind": {"type": "string"}},
+//!   "required": ["kind"]}`). `not: N` becomes `allOf: [¬N]`; `if: C,
+//!   then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (disjoint
+//!   branches); the other forms (`not` of a string `const`, of `minimum`,
+//!   an `if` on a property's string value, …) are reported.
 //! * `$ref` to local JSON pointers (`#`, `#/$defs/a~1b`, percent-encoding) and
 //!   to `$anchor`s; recursion allowed. Remote references are errors.
 //! * `pattern`: ECMA regex with search semantics (see [`regex`]); lengths
@@ -105,8 +114,7 @@
 //!   whole object, so its size is known); on other objects they are
 //!   reported.
 //!
-//! Everything else that constrains (`not`, `if`,
-//! `uniqueItems`, `patternProperties`, `dependentSchemas`,
+//! Everything else that constrains (`uniqueItems`, `patternProperties`, `dependentSchemas`,
 //! `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
@@ -843,6 +851,9 @@ impl<'a> Builder<'a> {
     }
 
     fn object_schema_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if let Some(rewritten) = self.rewrite_not_if(m, ptr)? {
+            return self.object_schema(&rewritten, &format!("{ptr}+"));
+        }
         // Keyword accounting.
         for k in m.keys() {
             let k = k.as_str();
@@ -855,6 +866,8 @@ impl<'a> Builder<'a> {
                 ("minProperties" | "maxProperties", _) => true,
                 ("patternProperties", Value::Object(p)) => p.is_empty(),
                 ("not", Value::Bool(false)) => true,
+                // Without `if`, `then` and `else` have no effect.
+                ("then" | "else", _) => !m.contains_key("if"),
                 // The draft-7 form of dependentRequired: handled with it.
                 ("dependencies", Value::Object(d)) => d.values().all(Value::is_array),
                 _ => false,
@@ -1005,6 +1018,210 @@ impl<'a> Builder<'a> {
         } else {
             Expr::Alt(alts)
         })
+    }
+
+    /// Rewrites `not` and `if`/`then`/`else` of `m` into keywords the
+    /// grammar enforces, when the negated schema has an expressible
+    /// complement ([`Builder::negate`]): `not: N` becomes `allOf: [¬N]`;
+    /// `if: C, then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (exact:
+    /// the branches are disjoint, so no exclusivity is needed), and an `if`
+    /// with neither `then` nor `else` is dropped (it has no effect). `None`
+    /// when nothing was rewritten; a form left in place is reported by the
+    /// keyword accounting.
+    fn rewrite_not_if(
+        &mut self,
+        m: &Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Option<Map<String, Value>>> {
+        let has_not = matches!(m.get("not"), Some(v) if *v != Value::Bool(false));
+        if !has_not && !m.contains_key("if") {
+            return Ok(None);
+        }
+        let mut out = m.clone();
+        let mut parts = Vec::new();
+        let mut changed = false;
+        if has_not {
+            let c = self.flatten(&m["not"], &format!("{ptr}/not"), 0)?;
+            if let Some(n) = self.negate(&c, kinds(m), ptr, 0)? {
+                out.remove("not");
+                parts.push(Value::Object(n));
+                changed = true;
+            }
+        }
+        if let Some(cond) = m.get("if") {
+            if !m.contains_key("then") && !m.contains_key("else") {
+                out.remove("if");
+                changed = true;
+            } else {
+                let c = self.flatten(cond, &format!("{ptr}/if"), 0)?;
+                if let Some(n) = self.negate(&c, kinds(m), ptr, 0)? {
+                    let then = m.get("then").cloned().unwrap_or(Value::Bool(true));
+                    let els = m.get("else").cloned().unwrap_or(Value::Bool(true));
+                    for k in ["if", "then", "else"] {
+                        out.remove(k);
+                    }
+                    parts.push(serde_json::json!({"anyOf": [
+                        {"allOf": [Value::Object(c), then]},
+                        {"allOf": [Value::Object(n), els]}
+                    ]}));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Ok(None);
+        }
+        match out.get_mut("allOf") {
+            Some(Value::Array(a)) => a.extend(parts),
+            _ => {
+                out.insert("allOf".into(), Value::Array(parts));
+            }
+        }
+        Ok(Some(self.flatten(&Value::Object(out), ptr, 0)?))
+    }
+
+    /// A schema for the complement of the flattened schema `c`, for the
+    /// forms whose complement the other keywords express exactly:
+    ///
+    /// * `{}`: nothing (`type: []`);
+    /// * `type`: the other types (not when that leaves "number but not
+    ///   integer");
+    /// * `enum`/`const` (with `type`) of `null`/booleans only: the other
+    ///   types, and the other boolean (`anyOf`);
+    /// * `required: [p, …]` (with `type: object`): not an object (when the
+    ///   type is given) or an object without one of them (`properties:
+    ///   {p: false}`), as `anyOf`;
+    /// * `properties` of one property `p` whose schema has a complement
+    ///   (with `required: [p]`, `type: object`): not an object (type
+    ///   given), an object without `p` (required given), or with `p` in the
+    ///   complement.
+    ///
+    /// `None` otherwise. The complement is taken among the kinds `within`
+    /// (those the schema around allows): `not: {type: integer}` inside
+    /// `type: [integer, string]` is `type: [string]`.
+    fn negate(
+        &mut self,
+        c: &Map<String, Value>,
+        within: u8,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Option<Map<String, Value>>> {
+        let all: u8 = within;
+        if depth > 4 {
+            return Ok(None);
+        }
+        let keys: Vec<&str> = c
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !ANNOTATIONS.contains(k))
+            .collect();
+        let only = |allowed: &[&str]| keys.iter().all(|k| allowed.contains(k));
+        let has = |k: &str| keys.contains(&k);
+        let ctype = match c.get("type") {
+            Some(t) => type_set(t).iter().fold(0, |a, x| a | kind_of_type(x)),
+            None => 0x7f,
+        };
+        let any_of = |branches: Vec<Value>| {
+            let mut m = Map::new();
+            m.insert("anyOf".into(), Value::Array(branches));
+            m
+        };
+        if only(&["type"]) {
+            return Ok(kinds_schema(all & !ctype));
+        }
+        if only(&["type", "enum", "const"]) {
+            let Some(vals) = listed_values(c) else {
+                return Ok(None);
+            };
+            let vals: Vec<Value> = vals
+                .into_iter()
+                .filter(|v| ctype & kind_of_value(v) != 0)
+                .collect();
+            if !vals.iter().all(|v| v.is_null() || v.is_boolean()) {
+                return Ok(None);
+            }
+            let mut keep = all;
+            if vals.contains(&Value::Null) {
+                keep &= !KIND_NULL;
+            }
+            let (t, f) = (
+                vals.contains(&Value::Bool(true)),
+                vals.contains(&Value::Bool(false)),
+            );
+            if t || f {
+                keep &= !KIND_BOOLEAN;
+            }
+            let Some(rest) = kinds_schema(keep) else {
+                return Ok(None);
+            };
+            if t == f {
+                return Ok(Some(rest));
+            }
+            return Ok(Some(any_of(vec![
+                Value::Object(rest),
+                serde_json::json!({ "const": f }),
+            ])));
+        }
+        let object_typed = c.contains_key("type");
+        if object_typed && ctype != KIND_OBJECT {
+            return Ok(None);
+        }
+        let required: Vec<String> = match c.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => {
+                let r: Vec<String> = a
+                    .iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect();
+                if r.len() != a.len() {
+                    return Ok(None);
+                }
+                r
+            }
+            Some(_) => return Ok(None),
+        };
+        let mut branches = Vec::new();
+        if object_typed {
+            match kinds_schema(all & !KIND_OBJECT) {
+                Some(k) => branches.push(Value::Object(k)),
+                None => return Ok(None),
+            }
+        }
+        if only(&["required", "type"]) && has("required") {
+            if required.len() > 8 {
+                return Ok(None);
+            }
+            for p in &required {
+                branches
+                    .push(serde_json::json!({"type": "object", "properties": {p.as_str(): false}}));
+            }
+            return Ok(Some(any_of(branches)));
+        }
+        if only(&["properties", "required", "type"]) {
+            let Some(Value::Object(props)) = c.get("properties") else {
+                return Ok(None);
+            };
+            if props.len() != 1 || required.iter().any(|r| !props.contains_key(r)) {
+                return Ok(None);
+            }
+            let Some((p, s)) = props.iter().next() else {
+                return Ok(None);
+            };
+            let pptr = format!("{ptr}/properties/{}", ptr_token(p));
+            let fs = self.flatten(s, &pptr, 0)?;
+            let Some(ns) = self.negate(&fs, 0x7f, &pptr, depth + 1)? else {
+                return Ok(None);
+            };
+            if !required.is_empty() {
+                branches
+                    .push(serde_json::json!({"type": "object", "properties": {p.as_str(): false}}));
+            }
+            branches.push(serde_json::json!({
+                "type": "object", "required": [p], "properties": {p.as_str(): Value::Object(ns)}
+            }));
+            return Ok(Some(any_of(branches)));
+        }
+        Ok(None)
     }
 
     /// Whether the `oneOf` branches `list` (each with the `siblings`
@@ -2429,6 +2646,35 @@ fn kind_of_value(v: &Value) -> u8 {
             }
         }
     }
+}
+
+/// A schema accepting the values of the kinds `k` (`type`), or `None` when
+/// `k` has non-integer numbers without the integers ("number but not
+/// integer" has no type name).
+fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
+    if k & KIND_FRACTION != 0 && k & KIND_INTEGER == 0 {
+        return None;
+    }
+    let mut types = Vec::new();
+    for (bit, name) in [
+        (KIND_NULL, "null"),
+        (KIND_BOOLEAN, "boolean"),
+        (KIND_OBJECT, "object"),
+        (KIND_ARRAY, "array"),
+        (KIND_STRING, "string"),
+    ] {
+        if k & bit != 0 {
+            types.push(Value::String(name.into()));
+        }
+    }
+    if k & KIND_FRACTION != 0 {
+        types.push(Value::String("number".into()));
+    } else if k & KIND_INTEGER != 0 {
+        types.push(Value::String("integer".into()));
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), Value::Array(types));
+    Some(m)
 }
 
 /// The kinds a flattened schema allows, from `type` and `enum`/`const`.
