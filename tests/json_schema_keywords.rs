@@ -170,6 +170,9 @@ fn multiple_of_against_jsonschema() {
         json!({"type": ["integer", "string"], "multipleOf": 2}),
         json!({"type": "integer", "multipleOf": 0.5, "maximum": 3}),
         json!({"type": "number", "multipleOf": 0.125, "minimum": 0.3}),
+        // allOf merges two steps into their least common multiple.
+        json!({"allOf": [{"type": "integer", "multipleOf": 2}, {"multipleOf": 3}]}),
+        json!({"allOf": [{"multipleOf": 0.5}, {"multipleOf": 0.75}], "maximum": 20}),
     ];
     let texts = number_texts();
     for s in schemas {

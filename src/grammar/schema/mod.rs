@@ -345,7 +345,6 @@ pub fn is_constraining_keyword(name: &str) -> bool {
 
 const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
 const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
-const ESCAPE_RE: &str = r#"\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})"#;
 const NUMBER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 
@@ -798,6 +797,10 @@ impl<'a> Builder<'a> {
                             .filter(|v| ys.contains(v))
                             .collect(),
                     )
+                }
+                "multipleOf" if multiple::lcm_value(&x, &y).is_some() => {
+                    // Multiples of both: multiples of the least common one.
+                    multiple::lcm_value(&x, &y).unwrap_or(x)
                 }
                 "const" => {
                     // Two different constants: nothing is valid.
@@ -1812,6 +1815,46 @@ impl<'a> Builder<'a> {
             }
             cur.end = true;
         }
+        // The canonical JSON spelling of a character that must be escaped
+        // (serde_json's: short escapes, else `\u00xx` in lowercase).
+        fn canonical_escape(c: char) -> Option<String> {
+            let plain = (c as u32) >= 0x20 && c != '"' && c != '\\';
+            if plain {
+                return None;
+            }
+            serde_json::to_string(&c.to_string())
+                .ok()
+                .map(|q| q[1..q.len() - 1].to_string())
+        }
+        // Four hex digits other than the (lowercase) strings `set`, from
+        // position `depth`; `None`: no such digits.
+        fn hex_not_in(set: &[&[u8]], depth: usize) -> Option<String> {
+            const HEX: &str = "0123456789abcdefABCDEF";
+            if depth == 4 {
+                return set.is_empty().then(String::new);
+            }
+            if set.is_empty() {
+                return Some(format!("[0-9a-fA-F]{{{}}}", 4 - depth));
+            }
+            let mut firsts: Vec<u8> = set.iter().map(|h| h[depth]).collect();
+            firsts.sort_unstable();
+            firsts.dedup();
+            let mut alts = Vec::new();
+            let others: String = HEX
+                .chars()
+                .filter(|c| !firsts.contains(&(*c as u8)))
+                .collect();
+            if !others.is_empty() {
+                alts.push(format!("[{others}][0-9a-fA-F]{{{}}}", 3 - depth));
+            }
+            for f in firsts {
+                let sub: Vec<&[u8]> = set.iter().copied().filter(|h| h[depth] == f).collect();
+                if let Some(rest) = hex_not_in(&sub, depth + 1) {
+                    alts.push(format!("{}{rest}", f as char));
+                }
+            }
+            (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
+        }
         fn not_in(n: &Node, depth: usize) -> String {
             let rest = format!("{CHAR_RE}*");
             let mut alts = Vec::new();
@@ -1824,16 +1867,38 @@ impl<'a> Builder<'a> {
             }
             class.push(']');
             alts.push(format!("{class}{rest}"));
-            alts.push(format!("{ESCAPE_RE}{rest}"));
+            // Escapes other than the canonical spellings of the next
+            // characters of the names (those continue in the trie).
+            let escaped: Vec<(String, &Node)> = n
+                .kids
+                .iter()
+                .filter_map(|(c, k)| canonical_escape(*c).map(|e| (e, k)))
+                .collect();
+            let short: String = "\"\\/bfnrt"
+                .chars()
+                .filter(|c| !escaped.iter().any(|(e, _)| *e == format!("\\{c}")))
+                .map(|c| regex_syntax::escape(&c.to_string()))
+                .collect();
+            if !short.is_empty() {
+                alts.push(format!("\\\\[{short}]{rest}"));
+            }
+            let hexes: Vec<&[u8]> = escaped
+                .iter()
+                .filter_map(|(e, _)| e.strip_prefix("\\u").map(str::as_bytes))
+                .collect();
+            if let Some(h) = hex_not_in(&hexes, 0) {
+                alts.push(format!("\\\\u{h}{rest}"));
+            }
             for (c, k) in &n.kids {
-                let plain = (*c as u32) >= 0x20 && *c != '"' && *c != '\\';
-                if plain && depth < 200 {
-                    alts.push(format!(
-                        "{}{}",
-                        regex_syntax::escape(&c.to_string()),
-                        not_in(k, depth + 1)
-                    ));
+                if depth >= 200 {
+                    break;
                 }
+                let unit = canonical_escape(*c).unwrap_or_else(|| c.to_string());
+                alts.push(format!(
+                    "{}{}",
+                    regex_syntax::escape(&unit),
+                    not_in(k, depth + 1)
+                ));
             }
             format!("(?:{})", alts.join("|"))
         }

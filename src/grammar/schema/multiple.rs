@@ -128,6 +128,47 @@ pub fn step(d: Decimal) -> Result<(u128, u32), String> {
     }
 }
 
+/// The least common multiple of two `multipleOf` values (JSON numbers), as
+/// a JSON number: the numbers that are multiples of both are its multiples.
+/// `None` when a value is not a positive decimal or the result passes
+/// [`MAX_NUMERATOR`] (the caller then keeps both, reported).
+pub fn lcm_value(a: &serde_json::Value, b: &serde_json::Value) -> Option<serde_json::Value> {
+    let (Some(x), Some(y)) = (a.as_number(), b.as_number()) else {
+        return None;
+    };
+    let (p, s) = step(Decimal::of(x)?).ok()?;
+    let (q, t) = step(Decimal::of(y)?).ok()?;
+    let m = s.max(t);
+    let a = p.checked_mul(10u128.checked_pow(m - s)?)?;
+    let b = q.checked_mul(10u128.checked_pow(m - t)?)?;
+    let g = gcd(a, b);
+    let l = (a / g).checked_mul(b)?;
+    // l / 10^m, reduced.
+    let (mut l, mut m) = (l, m);
+    while m > 0 && l % 10 == 0 {
+        l /= 10;
+        m -= 1;
+    }
+    if l > MAX_NUMERATOR * 10u128.pow(m.min(20)) {
+        return None;
+    }
+    let text = if m == 0 {
+        l.to_string()
+    } else {
+        let digits = format!("{l:0>w$}", w = m as usize + 1);
+        let (i, f) = digits.split_at(digits.len() - m as usize);
+        format!("{i}.{f}")
+    };
+    serde_json::from_str(&text).ok()
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// `⌈v · 10^s⌉` (`up`) or `⌊v · 10^s⌋`, exact; `None` past [`MAX_BOUND`].
 fn scaled(v: Decimal, s: u32, up: bool) -> Option<i128> {
     let e = v.exp + s as i32;
@@ -865,6 +906,19 @@ mod tests {
         assert_eq!(scaled(dec("-0.333"), 2, false), Some(-34));
         assert_eq!(scaled(dec("1e-50"), 2, true), Some(1));
         assert_eq!(scaled(dec("1e-50"), 2, false), Some(0));
+        let lcm = |a: serde_json::Value, b: serde_json::Value| lcm_value(&a, &b);
+        assert_eq!(lcm(2.into(), 3.into()), Some(6.into()));
+        assert_eq!(lcm(4.into(), 6.into()), Some(12.into()));
+        assert_eq!(
+            lcm(serde_json::json!(0.5), serde_json::json!(0.2)),
+            Some(1.into())
+        );
+        assert_eq!(
+            lcm(serde_json::json!(0.25), serde_json::json!(0.1)),
+            Some(serde_json::json!(0.5))
+        );
+        assert_eq!(lcm(serde_json::json!(1.5), 2.into()), Some(6.into()));
+        assert_eq!(lcm("a".into(), 2.into()), None);
     }
 
     /// Exact check of a number text without exponent: `N = value·10^s`

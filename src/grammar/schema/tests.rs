@@ -606,3 +606,29 @@ fn min_and_max_properties_without_extra_members() {
         "{unenforced:?}"
     );
 }
+
+#[test]
+fn extra_keys_exclude_declared_names_with_escapes() {
+    // Declared names whose canonical spelling has escapes (`\n`, `\"`,
+    // `\u0001`) are not extra keys in that spelling: their value schema
+    // holds (this was accepted as an extra member before).
+    let b = Both::new(json!({
+        "properties": {"a\nb": {"type": "integer"}, "q\"": {"type": "integer"}, "c\u{1}": {"type": "integer"}},
+        "additionalProperties": true
+    }));
+    for (text, want) in [
+        (r#"{"a\nb": 1}"#, true),
+        (r#"{"a\nb": "x"}"#, false),
+        (r#"{"a\tb": "x"}"#, true),
+        (r#"{"a\nbc": "x"}"#, true),
+        (r#"{"q\"": 2}"#, true),
+        (r#"{"q\"": "s"}"#, false),
+        (r#"{"q\\": "s"}"#, true),
+        (r#"{"c\u0001": "s"}"#, false),
+        (r#"{"c\u0001": 3}"#, true),
+        (r#"{"c\u0002": "s"}"#, true),
+        (r#"{"c\u0001x": "s"}"#, true),
+    ] {
+        assert_eq!(b.ok(text), want, "{text}");
+    }
+}
