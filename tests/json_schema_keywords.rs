@@ -539,6 +539,12 @@ fn not_and_if_without_expressible_complement_are_reported() {
             json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),
             "if",
         ),
+        // A remote $ref inside leaves the keyword reported, the schema compiles.
+        (json!({"not": {"$ref": "http://example.com/s.json"}}), "not"),
+        (
+            json!({"if": {"type": "string"}, "then": {"$ref": "other.json"}}),
+            "if",
+        ),
     ] {
         let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
         assert!(

@@ -60,7 +60,8 @@
 //!   "required": ["kind"]}`). `not: N` becomes `allOf: [¬N]`; `if: C,
 //!   then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (disjoint
 //!   branches); the other forms (`not` of a string `const`, of `minimum`,
-//!   an `if` on a property's string value, …) are reported.
+//!   an `if` on a property's string value, …) and those holding a remote
+//!   `$ref` are reported.
 //! * `$ref` to local JSON pointers (`#`, `#/$defs/a~1b`, percent-encoding) and
 //!   to `$anchor`s; recursion allowed. Remote references are errors.
 //! * `pattern`: ECMA regex with search semantics (see [`regex`]); lengths
@@ -1043,9 +1044,18 @@ impl<'a> Builder<'a> {
         let mut out = m.clone();
         let mut parts = Vec::new();
         let mut changed = false;
+        // A schema error inside `not`/`if`/`then`/`else` (a remote `$ref`)
+        // leaves the keyword in place, reported, as before these were
+        // enforced.
+        let soft = |r: Result<Option<Map<String, Value>>>| match r {
+            Err(e) if e.kind() == ErrorKind::Grammar && !self.opts.strict => Ok(None),
+            r => r,
+        };
         if has_not {
-            let c = self.flatten(&m["not"], &format!("{ptr}/not"), 0)?;
-            if let Some(n) = self.negate(&c, kinds(m), ptr, 0)? {
+            let r = self
+                .flatten(&m["not"], &format!("{ptr}/not"), 0)
+                .and_then(|c| self.negate(&c, kinds(m), ptr, 0));
+            if let Some(n) = soft(r)? {
                 out.remove("not");
                 parts.push(Value::Object(n));
                 changed = true;
@@ -1056,8 +1066,17 @@ impl<'a> Builder<'a> {
                 out.remove("if");
                 changed = true;
             } else {
-                let c = self.flatten(cond, &format!("{ptr}/if"), 0)?;
-                if let Some(n) = self.negate(&c, kinds(m), ptr, 0)? {
+                let mut c = Map::new();
+                let r = self.flatten(cond, &format!("{ptr}/if"), 0).and_then(|f| {
+                    for k in ["then", "else"] {
+                        if let Some(x) = m.get(k) {
+                            self.flatten(x, &format!("{ptr}/{k}"), 0)?;
+                        }
+                    }
+                    c = f;
+                    self.negate(&c, kinds(m), ptr, 0)
+                });
+                if let Some(n) = soft(r)? {
                     let then = m.get("then").cloned().unwrap_or(Value::Bool(true));
                     let els = m.get("else").cloned().unwrap_or(Value::Bool(true));
                     for k in ["if", "then", "else"] {
