@@ -2099,9 +2099,11 @@ impl<'a> Builder<'a> {
                 let no = TYPES
                     .iter()
                     .filter(|t| {
-                        !has(ct, t)
-                            && !(**t == "integer" && has(ct, "number"))
-                            && !(**t == "number" && int_only)
+                        // Integers are numbers; with an integer-only test,
+                        // the items have no non-integer numbers.
+                        let covered = has(ct, t) || (**t == "integer" && has(ct, "number"));
+                        let fractions_excluded = **t == "number" && int_only;
+                        !(covered || fractions_excluded)
                     })
                     .map(|t| t.to_string())
                     .collect();

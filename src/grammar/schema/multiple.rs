@@ -185,7 +185,7 @@ fn scaled(v: Decimal, s: u32, up: bool) -> Option<i128> {
                 let q = v.mant / div;
                 // Round the magnitude away from zero when the signed value
                 // rounds that way.
-                let inexact = v.mant % div != 0;
+                let inexact = !v.mant.is_multiple_of(div);
                 if inexact && (up != v.neg) {
                     q + 1
                 } else {
@@ -347,39 +347,31 @@ impl Spec {
         let Some(side) = self.side(st.neg) else {
             return false;
         };
-        let (frac_read, cmp_of): (u32, Box<dyn Fn(Cmp, &Mag) -> Cmp>) = match st.phase {
-            Phase::Int | Phase::Zero => {
-                let len = st.len;
-                (
-                    0,
-                    Box::new(move |flag, b: &Mag| {
-                        let c = Spec::resolve_int(flag, len, b);
-                        if c == Cmp::Eq && b.frac.iter().any(|&d| d != b'0') {
-                            Cmp::Less
-                        } else {
-                            c
-                        }
-                    }),
-                )
-            }
-            Phase::Frac => {
-                let j = st.len as usize;
-                (
-                    st.len,
-                    Box::new(move |flag, b: &Mag| {
-                        if flag == Cmp::Eq
-                            && b.frac
-                                .get(j..)
-                                .is_some_and(|r| r.iter().any(|&d| d != b'0'))
-                        {
-                            Cmp::Less
-                        } else {
-                            flag
-                        }
-                    }),
-                )
-            }
+        // Fraction digits read, and where the bound's fraction digits still
+        // to compare with the (zero) padding start.
+        let (frac_read, from) = match st.phase {
+            Phase::Int | Phase::Zero => (0, 0),
+            Phase::Frac => (st.len, st.len as usize),
             _ => return false,
+        };
+        let in_int = frac_read == 0 && st.phase != Phase::Frac;
+        // The final comparison of the number read, padded with zeros, with
+        // bound `b` (lexical flag `flag`).
+        let cmp_of = |flag: Cmp, b: &Mag| {
+            let c = if in_int {
+                Spec::resolve_int(flag, st.len, b)
+            } else {
+                flag
+            };
+            let rest_nonzero = b
+                .frac
+                .get(from..)
+                .is_some_and(|r| r.iter().any(|&d| d != b'0'));
+            if c == Cmp::Eq && rest_nonzero {
+                Cmp::Less
+            } else {
+                c
+            }
         };
         let pad = self.s - frac_read.min(self.s);
         let mut r = st.r;
@@ -895,7 +887,7 @@ mod tests {
         );
         assert_eq!(dec("-1.5e3").mant, 15);
         assert_eq!(dec("-1.5e3").exp, 2);
-        assert_eq!(dec("-0.0").neg, false);
+        assert!(!dec("-0.0").neg);
         assert_eq!(step(dec("0.01")), Ok((1, 2)));
         assert_eq!(step(dec("1.50")), Ok((15, 1)));
         assert_eq!(step(dec("1e2")), Ok((100, 0)));
