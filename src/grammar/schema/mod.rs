@@ -26,17 +26,42 @@
 //! * `items`, `prefixItems` (and the draft-7 array form of `items` with
 //!   `additionalItems`), `minItems`/`maxItems` by explicit expansion; bounds
 //!   above [`SchemaOptions::max_items`] are widened (reported).
+//! * `contains` / `minContains` / `maxContains` when the contains schema is
+//!   a type test (`{"type": T}`, `true`, `false`) and there are no
+//!   `prefixItems`: each item is a matching one (`items` ∧ type `T`) or
+//!   not (`items` ∧ the other types), and rules counting items and matches
+//!   (capped, with `minItems`/`maxItems`) enforce the bounds exactly; see
+//!   `Builder::contains_array`. Other contains schemas (`{"minimum": 5}`,
+//!   `const`, …: their complement among the items is not built), an
+//!   `integer` test among items that may be any number, bounds above
+//!   [`SchemaOptions::max_items`] and `prefixItems` are reported.
 //! * `enum`, `const`: any JSON value, serialised with object keys in the
 //!   order of the schema value; whitespace allowed between tokens. Numbers
 //!   must be written as `serde_json` writes them (integers may add `.0`).
 //!   Values of the wrong `type` are dropped; other sibling keywords are not
 //!   checked against the listed values (reported).
-//! * `anyOf`; `oneOf` as `anyOf` (exclusivity not enforced, reported);
+//! * `anyOf`; `oneOf`: exact when its branches (with the sibling
+//!   keywords merged in) are pairwise disjoint by a sufficient test
+//!   (`Builder::disjoint`: disjoint types, also from `enum`/`const`
+//!   values; disjoint value lists; or only objects in common and a
+//!   property required by both with disjoint schemas, e.g. a
+//!   discriminating `"kind": {"const": ...}`), since it is then `anyOf`;
+//!   otherwise treated as `anyOf` (exclusivity not enforced, reported);
 //!   `allOf` by merging the subschemas (types intersected, properties and
 //!   `required` united, bounds tightened, `enum`s intersected, differing
 //!   subschemas of one keyword combined with a nested `allOf`); sibling
 //!   keywords of `anyOf`/`oneOf` are merged into each branch. A keyword that
 //!   cannot be merged is reported (an error in strict mode).
+//! * `not` and `if`/`then`/`else` where the negated schema has a
+//!   complement the other keywords express (`Builder::negate`): `type`
+//!   (not when that leaves "number but not integer"), `enum`/`const` of
+//!   `null`/booleans, `required`, and one property whose schema has such a
+//!   complement (`{"properties": {"kind": {"type": "string"}},
+//!   "required": ["kind"]}`). `not: N` becomes `allOf: [¬N]`; `if: C,
+//!   then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (disjoint
+//!   branches); the other forms (`not` of a string `const`, of `minimum`,
+//!   an `if` on a property's string value, …) and those holding a remote
+//!   `$ref` are reported.
 //! * `$ref` to local JSON pointers (`#`, `#/$defs/a~1b`, percent-encoding) and
 //!   to `$anchor`s; recursion allowed. Remote references are errors.
 //! * `pattern`: ECMA regex with search semantics (see [`regex`]); lengths
@@ -53,15 +78,45 @@
 //!   numbers without exponent when the bounds are integers (a bound with a
 //!   fraction is widened to the next integer for non-integer values,
 //!   reported); a bounded number may not use an exponent.
+//! * `multipleOf` (integer or decimal steps: `3`, `0.5`, `0.01`), together
+//!   with the bounds above: exact on numbers without exponent, by one
+//!   terminal whose regex is built from the minimised DFA of "value ×
+//!   10^s is a multiple of p and within the bounds" (see [`multiple`]); the
+//!   instance's decimal value counts (`0.07` is a multiple of `0.01`), not
+//!   its nearest double. Steps `2`, `3`, `4`, `5`, `6`, `10`, `100`, `0.5`,
+//!   `0.25`, `0.01` give patterns of 0.1–1 KB; a step whose pattern passes
+//!   [`multiple::MAX_PATTERN_BYTES`] (`7`, `9`, `11`, most numerators
+//!   coprime to 10 above 6, or wide bounds combined with such steps) or
+//!   whose numerator passes [`multiple::MAX_NUMERATOR`] is reported as not
+//!   enforced (the bounds alone are then enforced).
+//! * `propertyNames` made of `type`, `enum`, `const`, `pattern`,
+//!   `minLength`, `maxLength` (after `$ref`/`allOf` merging; other
+//!   keywords in it are reported): a declared property whose name fails it
+//!   cannot be written (a required one makes the object impossible);
+//!   undeclared keys are the listed names (`enum`/`const`, minus the
+//!   declared ones: exact) or the string terminal of the pattern and
+//!   lengths (exact when no declared name passes the test; otherwise the
+//!   undeclared keys are left unrestricted by it — "passes and is not
+//!   declared" would need a regex intersection — reported as an
+//!   approximation). With `patternProperties` it restricts declared
+//!   properties only (reported).
+//! * `dependentRequired` (and the draft-7 `dependencies` whose values are
+//!   all arrays) by the any-order construction below: the closing `}` of
+//!   `rest[S]` is allowed only when every trigger in `S` has its required
+//!   names in `S`. Names it mentions that are not declared are declared
+//!   with the `additionalProperties` schema (when extras are allowed); a
+//!   trigger whose required name cannot be written (not declared and no
+//!   extras, or failing `propertyNames`) cannot be written either (a
+//!   required one makes the object impossible). Exact; reported where the
+//!   object falls back to schema order or has `patternProperties`.
 //! * `minProperties` / `maxProperties` on objects that allow no undeclared
 //!   member (`additionalProperties: false`, no `patternProperties`): exact,
 //!   by the any-order construction below (the set of members written is the
 //!   whole object, so its size is known); on other objects they are
 //!   reported.
 //!
-//! Everything else that constrains (`not`, `if`, `multipleOf`,
-//! `uniqueItems`, `contains`, `patternProperties`, `propertyNames`,
-//! `dependentRequired`, `unevaluated*`, …) is not enforced:
+//! Everything else that constrains (`uniqueItems`, `patternProperties`, `dependentSchemas`,
+//! `unevaluated*`, …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
 //! Annotations (`title`, `description`, `default`, `examples`, `$schema`,
@@ -102,6 +157,7 @@
 //! generation), which rejects instances written in another order.
 
 pub mod format;
+pub mod multiple;
 pub mod number;
 pub mod regex;
 
@@ -252,6 +308,12 @@ const HANDLED: &[&str] = &[
     "maximum",
     "exclusiveMinimum",
     "exclusiveMaximum",
+    "multipleOf",
+    "propertyNames",
+    "dependentRequired",
+    "contains",
+    "minContains",
+    "maxContains",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -260,16 +322,10 @@ const NOT_ENFORCED: &[&str] = &[
     "if",
     "then",
     "else",
-    "multipleOf",
     "uniqueItems",
-    "contains",
-    "minContains",
-    "maxContains",
     "patternProperties",
-    "propertyNames",
     "minProperties",
     "maxProperties",
-    "dependentRequired",
     "dependentSchemas",
     "dependencies",
     "unevaluatedItems",
@@ -290,7 +346,6 @@ pub fn is_constraining_keyword(name: &str) -> bool {
 
 const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
 const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
-const ESCAPE_RE: &str = r#"\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})"#;
 const NUMBER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 
@@ -744,6 +799,10 @@ impl<'a> Builder<'a> {
                             .collect(),
                     )
                 }
+                "multipleOf" if multiple::lcm_value(&x, &y).is_some() => {
+                    // Multiples of both: multiples of the least common one.
+                    multiple::lcm_value(&x, &y).unwrap_or(x)
+                }
                 "const" => {
                     // Two different constants: nothing is valid.
                     a.remove("const");
@@ -796,6 +855,9 @@ impl<'a> Builder<'a> {
     }
 
     fn object_schema_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if let Some(rewritten) = self.rewrite_not_if(m, ptr)? {
+            return self.object_schema(&rewritten, &format!("{ptr}+"));
+        }
         // Keyword accounting.
         for k in m.keys() {
             let k = k.as_str();
@@ -808,6 +870,10 @@ impl<'a> Builder<'a> {
                 ("minProperties" | "maxProperties", _) => true,
                 ("patternProperties", Value::Object(p)) => p.is_empty(),
                 ("not", Value::Bool(false)) => true,
+                // Without `if`, `then` and `else` have no effect.
+                ("then" | "else", _) => !m.contains_key("if"),
+                // The draft-7 form of dependentRequired: handled with it.
+                ("dependencies", Value::Object(d)) => d.values().all(Value::is_array),
                 _ => false,
             };
             if trivial || k == "patternProperties" {
@@ -842,7 +908,15 @@ impl<'a> Builder<'a> {
                     _ => Err(err(format!("{k} at {ptr} is not an array"))),
                 })
                 .collect::<Result<_>>()?;
-            if lists.iter().any(|(k, _)| *k == "oneOf") {
+            let one_list = lists
+                .iter()
+                .find(|(k, _)| *k == "oneOf")
+                .map(|(_, l)| l.clone());
+            let exclusive = match &one_list {
+                Some(l) => self.pairwise_disjoint(l, &siblings, ptr)?,
+                None => true,
+            };
+            if !exclusive {
                 self.report(
                     "oneOf",
                     ptr,
@@ -950,6 +1024,310 @@ impl<'a> Builder<'a> {
         })
     }
 
+    /// Rewrites `not` and `if`/`then`/`else` of `m` into keywords the
+    /// grammar enforces, when the negated schema has an expressible
+    /// complement ([`Builder::negate`]): `not: N` becomes `allOf: [¬N]`;
+    /// `if: C, then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (exact:
+    /// the branches are disjoint, so no exclusivity is needed), and an `if`
+    /// with neither `then` nor `else` is dropped (it has no effect). `None`
+    /// when nothing was rewritten; a form left in place is reported by the
+    /// keyword accounting.
+    fn rewrite_not_if(
+        &mut self,
+        m: &Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Option<Map<String, Value>>> {
+        let has_not = matches!(m.get("not"), Some(v) if *v != Value::Bool(false));
+        if !has_not && !m.contains_key("if") {
+            return Ok(None);
+        }
+        let mut out = m.clone();
+        let mut parts = Vec::new();
+        let mut changed = false;
+        // A schema error inside `not`/`if`/`then`/`else` (a remote `$ref`)
+        // leaves the keyword in place, reported, as before these were
+        // enforced.
+        let soft = |r: Result<Option<Map<String, Value>>>| match r {
+            Err(e) if e.kind() == ErrorKind::Grammar && !self.opts.strict => Ok(None),
+            r => r,
+        };
+        if has_not {
+            let r = self
+                .flatten(&m["not"], &format!("{ptr}/not"), 0)
+                .and_then(|c| self.negate(&c, kinds(m), ptr, 0));
+            if let Some(n) = soft(r)? {
+                out.remove("not");
+                parts.push(Value::Object(n));
+                changed = true;
+            }
+        }
+        if let Some(cond) = m.get("if") {
+            if !m.contains_key("then") && !m.contains_key("else") {
+                out.remove("if");
+                changed = true;
+            } else {
+                let mut c = Map::new();
+                let r = self.flatten(cond, &format!("{ptr}/if"), 0).and_then(|f| {
+                    for k in ["then", "else"] {
+                        if let Some(x) = m.get(k) {
+                            self.flatten(x, &format!("{ptr}/{k}"), 0)?;
+                        }
+                    }
+                    c = f;
+                    self.negate(&c, kinds(m), ptr, 0)
+                });
+                if let Some(n) = soft(r)? {
+                    let then = m.get("then").cloned().unwrap_or(Value::Bool(true));
+                    let els = m.get("else").cloned().unwrap_or(Value::Bool(true));
+                    for k in ["if", "then", "else"] {
+                        out.remove(k);
+                    }
+                    parts.push(serde_json::json!({"anyOf": [
+                        {"allOf": [Value::Object(c), then]},
+                        {"allOf": [Value::Object(n), els]}
+                    ]}));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Ok(None);
+        }
+        match out.get_mut("allOf") {
+            Some(Value::Array(a)) => a.extend(parts),
+            _ => {
+                out.insert("allOf".into(), Value::Array(parts));
+            }
+        }
+        Ok(Some(self.flatten(&Value::Object(out), ptr, 0)?))
+    }
+
+    /// A schema for the complement of the flattened schema `c`, for the
+    /// forms whose complement the other keywords express exactly:
+    ///
+    /// * `{}`: nothing (`type: []`);
+    /// * `type`: the other types (not when that leaves "number but not
+    ///   integer");
+    /// * `enum`/`const` (with `type`) of `null`/booleans only: the other
+    ///   types, and the other boolean (`anyOf`);
+    /// * `required: [p, …]` (with `type: object`): not an object (when the
+    ///   type is given) or an object without one of them (`properties:
+    ///   {p: false}`), as `anyOf`;
+    /// * `properties` of one property `p` whose schema has a complement
+    ///   (with `required: [p]`, `type: object`): not an object (type
+    ///   given), an object without `p` (required given), or with `p` in the
+    ///   complement.
+    ///
+    /// `None` otherwise. The complement is taken among the kinds `within`
+    /// (those the schema around allows): `not: {type: integer}` inside
+    /// `type: [integer, string]` is `type: [string]`.
+    fn negate(
+        &mut self,
+        c: &Map<String, Value>,
+        within: u8,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Option<Map<String, Value>>> {
+        let all: u8 = within;
+        if depth > 4 {
+            return Ok(None);
+        }
+        let keys: Vec<&str> = c
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !ANNOTATIONS.contains(k))
+            .collect();
+        let only = |allowed: &[&str]| keys.iter().all(|k| allowed.contains(k));
+        let has = |k: &str| keys.contains(&k);
+        let ctype = match c.get("type") {
+            Some(t) => type_set(t).iter().fold(0, |a, x| a | kind_of_type(x)),
+            None => 0x7f,
+        };
+        let any_of = |branches: Vec<Value>| {
+            let mut m = Map::new();
+            m.insert("anyOf".into(), Value::Array(branches));
+            m
+        };
+        if only(&["type"]) {
+            return Ok(kinds_schema(all & !ctype));
+        }
+        if only(&["type", "enum", "const"]) {
+            let Some(vals) = listed_values(c) else {
+                return Ok(None);
+            };
+            let vals: Vec<Value> = vals
+                .into_iter()
+                .filter(|v| ctype & kind_of_value(v) != 0)
+                .collect();
+            if !vals.iter().all(|v| v.is_null() || v.is_boolean()) {
+                return Ok(None);
+            }
+            let mut keep = all;
+            if vals.contains(&Value::Null) {
+                keep &= !KIND_NULL;
+            }
+            let (t, f) = (
+                vals.contains(&Value::Bool(true)),
+                vals.contains(&Value::Bool(false)),
+            );
+            if t || f {
+                keep &= !KIND_BOOLEAN;
+            }
+            let Some(rest) = kinds_schema(keep) else {
+                return Ok(None);
+            };
+            if t == f {
+                return Ok(Some(rest));
+            }
+            return Ok(Some(any_of(vec![
+                Value::Object(rest),
+                serde_json::json!({ "const": f }),
+            ])));
+        }
+        let object_typed = c.contains_key("type");
+        if object_typed && ctype != KIND_OBJECT {
+            return Ok(None);
+        }
+        let required: Vec<String> = match c.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => {
+                let r: Vec<String> = a
+                    .iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect();
+                if r.len() != a.len() {
+                    return Ok(None);
+                }
+                r
+            }
+            Some(_) => return Ok(None),
+        };
+        let mut branches = Vec::new();
+        if object_typed {
+            match kinds_schema(all & !KIND_OBJECT) {
+                Some(k) => branches.push(Value::Object(k)),
+                None => return Ok(None),
+            }
+        }
+        if only(&["required", "type"]) && has("required") {
+            if required.len() > 8 {
+                return Ok(None);
+            }
+            for p in &required {
+                branches
+                    .push(serde_json::json!({"type": "object", "properties": {p.as_str(): false}}));
+            }
+            return Ok(Some(any_of(branches)));
+        }
+        if only(&["properties", "required", "type"]) {
+            let Some(Value::Object(props)) = c.get("properties") else {
+                return Ok(None);
+            };
+            if props.len() != 1 || required.iter().any(|r| !props.contains_key(r)) {
+                return Ok(None);
+            }
+            let Some((p, s)) = props.iter().next() else {
+                return Ok(None);
+            };
+            let pptr = format!("{ptr}/properties/{}", ptr_token(p));
+            let fs = self.flatten(s, &pptr, 0)?;
+            let Some(ns) = self.negate(&fs, 0x7f, &pptr, depth + 1)? else {
+                return Ok(None);
+            };
+            if !required.is_empty() {
+                branches
+                    .push(serde_json::json!({"type": "object", "properties": {p.as_str(): false}}));
+            }
+            branches.push(serde_json::json!({
+                "type": "object", "required": [p], "properties": {p.as_str(): Value::Object(ns)}
+            }));
+            return Ok(Some(any_of(branches)));
+        }
+        Ok(None)
+    }
+
+    /// Whether the `oneOf` branches `list` (each with the `siblings`
+    /// merged in) are pairwise disjoint, by [`Builder::disjoint`]: then
+    /// `oneOf` is `anyOf` exactly (no instance matches two branches).
+    fn pairwise_disjoint(
+        &mut self,
+        list: &[Value],
+        siblings: &Map<String, Value>,
+        ptr: &str,
+    ) -> Result<bool> {
+        if list.len() > 64 {
+            return Ok(false);
+        }
+        let mut maps = Vec::with_capacity(list.len());
+        for (i, b) in list.iter().enumerate() {
+            let bm = self.flatten(b, &format!("{ptr}/oneOf/{i}"), 0)?;
+            maps.push(self.merge(siblings.clone(), bm, ptr)?);
+        }
+        for i in 0..maps.len() {
+            for j in i + 1..maps.len() {
+                if !self.disjoint(&maps[i], &maps[j], ptr, 0)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// A sufficient test that no JSON value is valid for both flattened
+    /// schemas `a` and `b`: their types are disjoint (from `type`, and from
+    /// the values of `enum`/`const`, `integer` inside `number`); or both
+    /// list values (`enum`/`const`) and none is in both lists (numbers
+    /// compared by value); or the only type they share is `object` and a
+    /// property required by both has disjoint schemas (recursively, a
+    /// discriminating `"kind": {"const": ...}`). `false` means "not shown".
+    fn disjoint(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<bool> {
+        if depth > 8 {
+            return Ok(false);
+        }
+        let (ta, va) = (kinds(a), listed_values(a));
+        let (tb, vb) = (kinds(b), listed_values(b));
+        if let (Some(va), Some(vb)) = (&va, &vb) {
+            return Ok(!va.iter().any(|x| vb.iter().any(|y| json_eq(x, y))));
+        }
+        let common = ta & tb;
+        if common == 0 {
+            return Ok(true);
+        }
+        if common != KIND_OBJECT || va.is_some() || vb.is_some() {
+            return Ok(false);
+        }
+        let req = |m: &Map<String, Value>| -> Vec<String> {
+            m.get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (ra, rb) = (req(a), req(b));
+        for p in ra.iter().filter(|p| rb.contains(p)) {
+            let prop = |m: &Map<String, Value>| m.get("properties").and_then(|x| x.get(p)).cloned();
+            let (Some(pa), Some(pb)) = (prop(a), prop(b)) else {
+                continue;
+            };
+            let pptr = format!("{ptr}/properties/{}", ptr_token(p));
+            let fa = self.flatten(&pa, &pptr, 0)?;
+            let fb = self.flatten(&pb, &pptr, 0)?;
+            if self.disjoint(&fa, &fb, ptr, depth + 1)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// A rule for a subschema at `ptr/key` (or at `ptr/key/idx`).
     fn sub(&mut self, v: &Value, ptr: &str) -> Result<Expr> {
         Ok(Expr::Rule(self.schema_rule(v, ptr)?))
@@ -995,7 +1373,84 @@ impl<'a> Builder<'a> {
                 extra_key_names.push(name.clone());
             }
         }
+        // dependentRequired: names it mentions that are not declared are
+        // declared with the additionalProperties schema (when extra members
+        // are allowed) so that the any-order construction tracks them.
+        let dep_req = dependent_required(m, ptr)?;
+        if !dep_req.is_empty() && pattern_props.is_some() {
+            self.report(
+                "dependentRequired",
+                ptr,
+                "not enforced together with patternProperties",
+                false,
+            )?;
+        }
+        let dep_req = if pattern_props.is_some() {
+            Vec::new()
+        } else {
+            dep_req
+        };
+        for (k, ds) in &dep_req {
+            for name in std::iter::once(k).chain(ds) {
+                if extra_value.is_some() && !declared.iter().any(|(d, _, _)| d == name) {
+                    declared.push((name.clone(), extra_value.clone(), false));
+                    extra_key_names.push(name.clone());
+                }
+            }
+        }
+        // propertyNames: declared names that violate it cannot be written
+        // (a required one makes the object impossible); extra keys are
+        // restricted to it below.
+        let names = self.property_names(m, ptr)?;
+        if let Some(f) = &names {
+            if declared
+                .iter()
+                .any(|(name, _, req)| *req && !f.matches(name))
+            {
+                return Ok(Expr::Alt(Vec::new()));
+            }
+            declared.retain(|(name, _, _)| f.matches(name));
+        }
+        // A trigger whose dependent cannot be written cannot be written
+        // either (to a fixpoint); a required one makes the object impossible.
+        loop {
+            let present =
+                |n: &String, d: &[(String, Option<Expr>, bool)]| d.iter().any(|(x, _, _)| x == n);
+            let dead: Vec<String> = dep_req
+                .iter()
+                .filter(|(k, ds)| {
+                    present(k, &declared) && ds.iter().any(|d| !present(d, &declared))
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            if dead.is_empty() {
+                break;
+            }
+            if declared.iter().any(|(n, _, req)| *req && dead.contains(n)) {
+                return Ok(Expr::Alt(Vec::new()));
+            }
+            declared.retain(|(n, _, _)| !dead.contains(n));
+        }
+        let deps: Vec<(usize, PropSet)> = dep_req
+            .iter()
+            .filter_map(|(k, ds)| {
+                let t = declared.iter().position(|(x, _, _)| x == k)?;
+                let set = PropSet::from_iter(
+                    (0..declared.len()).map(|i| ds.iter().any(|d| *d == declared[i].0)),
+                );
+                (!set.is_empty()).then_some((t, set))
+            })
+            .collect();
         let extra_key = if let Some(pp) = pattern_props {
+            if names.is_some() {
+                self.report(
+                    "propertyNames",
+                    ptr,
+                    "not combined with patternProperties: enforced on declared \
+                     properties only",
+                    true,
+                )?;
+            }
             // Over-approximation: any key matching one of the patterns may
             // take any of the pattern values.
             self.report(
@@ -1033,7 +1488,10 @@ impl<'a> Builder<'a> {
                 Some(Expr::Alt(keys))
             }
         } else if extra_value.is_some() {
-            Some(self.extra_key_term(&extra_key_names))
+            match &names {
+                None => Some(self.extra_key_term(&extra_key_names)),
+                Some(f) => self.named_extra_key(f, &extra_key_names, ptr)?,
+            }
         } else {
             None
         };
@@ -1059,7 +1517,10 @@ impl<'a> Builder<'a> {
         // Any order matters with two members that can be swapped.
         let n = declared.len();
         let any = self.opts.property_order == PropertyOrder::Any;
-        if (any && (n >= 2 || (n == 1 && extra.is_some()))) || (bounded && extra.is_none()) {
+        if (any && (n >= 2 || (n == 1 && extra.is_some())))
+            || (bounded && extra.is_none())
+            || !deps.is_empty()
+        {
             let limit = self
                 .opts
                 .max_any_order_properties
@@ -1079,7 +1540,7 @@ impl<'a> Builder<'a> {
                     self.report_counts(m, ptr)?;
                     (0, usize::MAX)
                 };
-                return self.any_order_object(&members, extra, bounds, ptr);
+                return self.any_order_object(&members, extra, bounds, &deps, ptr);
             }
             self.report(
                 "properties",
@@ -1100,6 +1561,20 @@ impl<'a> Builder<'a> {
         }
         if bounded {
             self.report_counts(m, ptr)?;
+        }
+        if !deps.is_empty() {
+            let k = if m.contains_key("dependentRequired") {
+                "dependentRequired"
+            } else {
+                "dependencies"
+            };
+            self.report(
+                k,
+                ptr,
+                "not enforced on objects in schema order (too many properties for the \
+                 any-order construction, or --property-order schema)",
+                false,
+            )?;
         }
         // Schema order.
         // after[i]: members from i on, at least one already written.
@@ -1149,6 +1624,73 @@ impl<'a> Builder<'a> {
         Ok(Expr::Seq(vec![open, first_next, close]))
     }
 
+    /// The `propertyNames` of object schema `m`, when it constrains: which
+    /// names it accepts. A form whose test is not implemented here (e.g.
+    /// `format`) is reported and ignored (`None`).
+    fn property_names(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<NameFilter>> {
+        let pptr = format!("{ptr}/propertyNames");
+        let pn = match m.get("propertyNames") {
+            None | Some(Value::Bool(true)) => return Ok(None),
+            Some(Value::Bool(false)) => return Ok(Some(NameFilter::nothing())),
+            Some(Value::Object(pn)) => self.flatten(&Value::Object(pn.clone()), &pptr, 0)?,
+            Some(_) => return Err(err(format!("propertyNames at {ptr} is not a schema"))),
+        };
+        match NameFilter::new(&pn) {
+            Ok(f) if f.is_trivial() => Ok(None),
+            Ok(f) => Ok(Some(f)),
+            Err(why) => {
+                self.report("propertyNames", &pptr, why, false)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The key of an undeclared member under `propertyNames` filter `f`
+    /// (`None`: no undeclared member can be written):
+    ///
+    /// * `enum`/`const` names: the listed strings that pass the rest of
+    ///   `f` and are not declared, as literal keys (exact);
+    /// * `pattern`/`minLength`/`maxLength`: the string terminal of that
+    ///   schema, exact when no declared name (`declared`) passes `f` (then
+    ///   no key of that terminal is a declared one). Otherwise the two
+    ///   languages overlap, and "passes `f` and is not declared" would need
+    ///   a regex intersection: the undeclared keys are not restricted by
+    ///   `f` (reported as an approximation).
+    fn named_extra_key(
+        &mut self,
+        f: &NameFilter,
+        declared: &[String],
+        ptr: &str,
+    ) -> Result<Option<Expr>> {
+        if let Some(list) = &f.finite {
+            let mut keys = Vec::new();
+            for name in list {
+                if f.matches(name) && !declared.contains(name) {
+                    keys.push(self.key_lit(name, ptr)?);
+                }
+            }
+            return Ok((!keys.is_empty()).then_some(Expr::Alt(keys)));
+        }
+        if f.nothing {
+            return Ok(None);
+        }
+        if declared.iter().any(|d| f.matches(d)) {
+            self.report(
+                "propertyNames",
+                &format!("{ptr}/propertyNames"),
+                "enforced on declared properties only: a declared name also matches it, and \
+                 undeclared keys matching it but no declared name would need a regex \
+                 intersection",
+                true,
+            )?;
+            return Ok(Some(self.extra_key_term(declared)));
+        }
+        let mut sm = f.string_schema.clone();
+        sm.insert("type".into(), Value::String("string".into()));
+        let pptr = format!("{ptr}/propertyNames");
+        Ok(Some(self.string(&sm, &pptr)?))
+    }
+
     /// The terminal of a declared key, in its canonical JSON spelling.
     fn key_lit(&mut self, name: &str, ptr: &str) -> Result<Expr> {
         let text =
@@ -1179,11 +1721,17 @@ impl<'a> Builder<'a> {
     /// exact when no extra member is allowed (the caller passes `(0, MAX)`
     /// otherwise): `rest[S]` may close only when `|S| ≥ min`, and adds a
     /// member only while `|S| < max`.
+    ///
+    /// `deps` = `dependentRequired` as (trigger member, members it
+    /// requires): `rest[S]` may close only when every trigger in `S` has
+    /// its required members in `S` (no extra rule: the condition is on the
+    /// closing alternative of each of the `2^n` rules).
     fn any_order_object(
         &mut self,
         members: &[(Expr, bool)],
         extra: Option<Expr>,
         bounds: (usize, usize),
+        deps: &[(usize, PropSet)],
         ptr: &str,
     ) -> Result<Expr> {
         let (min, max) = bounds;
@@ -1222,7 +1770,10 @@ impl<'a> Builder<'a> {
         for s in PropSet::subsets(n) {
             let mut alts = Vec::new();
             let size = s.0.count_ones() as usize;
-            if s.contains_all(required) && size >= min {
+            let deps_met = deps
+                .iter()
+                .all(|&(t, d)| !s.contains(t) || s.contains_all(d));
+            if s.contains_all(required) && size >= min && deps_met {
                 alts.push(Expr::Empty);
             }
             for (i, m) in member_rules.iter().enumerate() {
@@ -1283,6 +1834,46 @@ impl<'a> Builder<'a> {
             }
             cur.end = true;
         }
+        // The canonical JSON spelling of a character that must be escaped
+        // (serde_json's: short escapes, else `\u00xx` in lowercase).
+        fn canonical_escape(c: char) -> Option<String> {
+            let plain = (c as u32) >= 0x20 && c != '"' && c != '\\';
+            if plain {
+                return None;
+            }
+            serde_json::to_string(&c.to_string())
+                .ok()
+                .map(|q| q[1..q.len() - 1].to_string())
+        }
+        // Four hex digits other than the (lowercase) strings `set`, from
+        // position `depth`; `None`: no such digits.
+        fn hex_not_in(set: &[&[u8]], depth: usize) -> Option<String> {
+            const HEX: &str = "0123456789abcdefABCDEF";
+            if depth == 4 {
+                return set.is_empty().then(String::new);
+            }
+            if set.is_empty() {
+                return Some(format!("[0-9a-fA-F]{{{}}}", 4 - depth));
+            }
+            let mut firsts: Vec<u8> = set.iter().map(|h| h[depth]).collect();
+            firsts.sort_unstable();
+            firsts.dedup();
+            let mut alts = Vec::new();
+            let others: String = HEX
+                .chars()
+                .filter(|c| !firsts.contains(&(*c as u8)))
+                .collect();
+            if !others.is_empty() {
+                alts.push(format!("[{others}][0-9a-fA-F]{{{}}}", 3 - depth));
+            }
+            for f in firsts {
+                let sub: Vec<&[u8]> = set.iter().copied().filter(|h| h[depth] == f).collect();
+                if let Some(rest) = hex_not_in(&sub, depth + 1) {
+                    alts.push(format!("{}{rest}", f as char));
+                }
+            }
+            (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
+        }
         fn not_in(n: &Node, depth: usize) -> String {
             let rest = format!("{CHAR_RE}*");
             let mut alts = Vec::new();
@@ -1295,16 +1886,38 @@ impl<'a> Builder<'a> {
             }
             class.push(']');
             alts.push(format!("{class}{rest}"));
-            alts.push(format!("{ESCAPE_RE}{rest}"));
+            // Escapes other than the canonical spellings of the next
+            // characters of the names (those continue in the trie).
+            let escaped: Vec<(String, &Node)> = n
+                .kids
+                .iter()
+                .filter_map(|(c, k)| canonical_escape(*c).map(|e| (e, k)))
+                .collect();
+            let short: String = "\"\\/bfnrt"
+                .chars()
+                .filter(|c| !escaped.iter().any(|(e, _)| *e == format!("\\{c}")))
+                .map(|c| regex_syntax::escape(&c.to_string()))
+                .collect();
+            if !short.is_empty() {
+                alts.push(format!("\\\\[{short}]{rest}"));
+            }
+            let hexes: Vec<&[u8]> = escaped
+                .iter()
+                .filter_map(|(e, _)| e.strip_prefix("\\u").map(str::as_bytes))
+                .collect();
+            if let Some(h) = hex_not_in(&hexes, 0) {
+                alts.push(format!("\\\\u{h}{rest}"));
+            }
             for (c, k) in &n.kids {
-                let plain = (*c as u32) >= 0x20 && *c != '"' && *c != '\\';
-                if plain && depth < 200 {
-                    alts.push(format!(
-                        "{}{}",
-                        regex_syntax::escape(&c.to_string()),
-                        not_in(k, depth + 1)
-                    ));
+                if depth >= 200 {
+                    break;
                 }
+                let unit = canonical_escape(*c).unwrap_or_else(|| c.to_string());
+                alts.push(format!(
+                    "{}{}",
+                    regex_syntax::escape(&unit),
+                    not_in(k, depth + 1)
+                ));
             }
             format!("(?:{})", alts.join("|"))
         }
@@ -1313,6 +1926,11 @@ impl<'a> Builder<'a> {
     }
 
     fn array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if m.contains_key("contains") {
+            if let Some(e) = self.contains_array(m, ptr)? {
+                return Ok(e);
+            }
+        }
         let mut prefix: Vec<Expr> = Vec::new();
         let mut rest_key = "items";
         if let Some(p) = m.get("prefixItems") {
@@ -1407,6 +2025,187 @@ impl<'a> Builder<'a> {
             }
         };
         Ok(Expr::Seq(vec![open, first, close]))
+    }
+
+    /// An array under `contains` / `minContains` / `maxContains`, exact when
+    /// the contains schema is a type test (`{"type": T}`, `true`, `{}`,
+    /// `false`) and there are no `prefixItems`: each item is either a
+    /// matching item `M = items ∧ {type: T}` or a non-matching one `N =
+    /// items ∧ {type: not T}` (disjoint, and together the items), so the
+    /// grammar counts them. One rule `R(i, j)` per number of items `i`
+    /// (capped past `minItems`/`maxItems`) and of matches `j` (capped past
+    /// `minContains`/`maxContains`):
+    ///
+    /// ```text
+    /// R(i, j) = ε                    if i, j satisfy the bounds
+    ///         | "," M R(i+1, j+1)    while i < maxItems, j < maxContains
+    ///         | "," N R(i+1, j)      while i < maxItems
+    /// array   = "[" (ε | M R(1, 1) | N R(1, 0)) "]"
+    /// ```
+    ///
+    /// `(I + 1)·(J + 1)` rules for caps `I`, `J` ≤ [`SchemaOptions::max_items`].
+    /// `None` (after reporting `contains`) for other forms: a contains
+    /// schema with other keywords would need the complement of its language
+    /// among the items, an `integer` test on items that may be any number
+    /// the complement "number but not integer".
+    fn contains_array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<Expr>> {
+        let cptr = format!("{ptr}/contains");
+        let get = |k: &str| count_keyword(m, k, ptr);
+        let min_c = get("minContains")?.unwrap_or(1);
+        let max_c = get("maxContains")?;
+        let give_up = |b: &mut Self, why: &str| -> Result<Option<Expr>> {
+            for k in ["contains", "minContains", "maxContains"] {
+                if m.contains_key(k) {
+                    b.report(k, ptr, why.to_string(), false)?;
+                }
+            }
+            Ok(None)
+        };
+        if m.contains_key("prefixItems") || m.get("items").is_some_and(Value::is_array) {
+            return give_up(self, "not enforced together with prefixItems");
+        }
+        // The contains schema as a type set (None: every type).
+        let c = self.flatten(&m["contains"], &cptr, 0)?;
+        let mut ctypes: Option<Vec<String>> = None;
+        for (k, v) in &c {
+            match k.as_str() {
+                "type" => ctypes = Some(type_set(v)),
+                _ if ANNOTATIONS.contains(&k.as_str()) => {}
+                _ => {
+                    return give_up(
+                        self,
+                        "enforced only when the contains schema is a type test",
+                    )
+                }
+            }
+        }
+        let items = match m.get("items") {
+            None => Map::new(),
+            Some(v) => self.flatten(v, &format!("{ptr}/items"), 0)?,
+        };
+        let itypes = items.get("type").map(type_set);
+        let has = |s: &[String], t: &str| s.iter().any(|u| u == t);
+        let (yes, no): (Vec<String>, Vec<String>) = match &ctypes {
+            None => (TYPES.iter().map(|t| t.to_string()).collect(), Vec::new()),
+            Some(ct) => {
+                let int_only = has(ct, "integer") && !has(ct, "number");
+                let items_numbers = itypes.as_ref().is_none_or(|t| has(t, "number"));
+                if int_only && items_numbers {
+                    return give_up(
+                        self,
+                        "an integer test among items that may be any number is not split",
+                    );
+                }
+                let no = TYPES
+                    .iter()
+                    .filter(|t| {
+                        // Integers are numbers; with an integer-only test,
+                        // the items have no non-integer numbers.
+                        let covered = has(ct, t) || (**t == "integer" && has(ct, "number"));
+                        let fractions_excluded = **t == "number" && int_only;
+                        !(covered || fractions_excluded)
+                    })
+                    .map(|t| t.to_string())
+                    .collect();
+                (ct.clone(), no)
+            }
+        };
+        let cap = self.opts.max_items;
+        let mut min_items = get("minItems")?.unwrap_or(0);
+        let mut max_items = get("maxItems")?;
+        if m.get("items") == Some(&Value::Bool(false)) {
+            max_items = Some(0);
+        }
+        if min_c > cap || max_c.is_some_and(|x| x > cap) {
+            return give_up(
+                self,
+                &format!("minContains/maxContains above {cap} are not expanded"),
+            );
+        }
+        if min_items > cap || max_items.is_some_and(|x| x > cap) {
+            return give_up(
+                self,
+                &format!("minItems/maxItems above {cap} are not expanded"),
+            );
+        }
+        if max_items.is_some_and(|x| x < min_items) || max_c.is_some_and(|x| x < min_c) {
+            return Ok(Some(Expr::Alt(Vec::new())));
+        }
+        min_items = min_items.min(cap);
+        let icap = match max_items {
+            Some(x) => x + 1,
+            None => min_items,
+        } as usize;
+        let jcap = match max_c {
+            Some(x) => x + 1,
+            None => min_c,
+        } as usize;
+        let needed = (icap + 1) * (jcap + 1) + 2;
+        if self.rules.len() + needed > self.opts.max_rules {
+            return give_up(self, "the counting rules would pass max_rules");
+        }
+        let side = |b: &mut Self, types: Vec<String>, tag: &str| -> Result<Expr> {
+            let mut t = Map::new();
+            t.insert(
+                "type".into(),
+                Value::Array(types.into_iter().map(Value::String).collect()),
+            );
+            let merged = b.merge(items.clone(), t, ptr)?;
+            let r = b.new_rule(format!("s{}_{tag}", b.rules.len()))?;
+            let e = b.object_schema(&merged, &format!("{ptr}/items+{tag}"))?;
+            b.rules[r.0 as usize].expr = e;
+            Ok(Expr::Rule(r))
+        };
+        let yes_e = side(self, yes, "contains")?;
+        let no_e = side(self, no, "not_contains")?;
+        let base = self.rules.len();
+        let mut rule_ids = Vec::with_capacity((icap + 1) * (jcap + 1));
+        for i in 0..=icap {
+            for j in 0..=jcap {
+                rule_ids.push(self.new_rule(format!("s{base}_count{i}_{j}"))?);
+            }
+        }
+        let at = |i: usize, j: usize| Expr::Rule(rule_ids[i.min(icap) * (jcap + 1) + j.min(jcap)]);
+        let ok = |i: usize, j: usize| {
+            i as u64 >= min_items
+                && max_items.is_none_or(|x| i as u64 <= x)
+                && j as u64 >= min_c
+                && max_c.is_none_or(|x| j as u64 <= x)
+        };
+        let can_add = |i: usize| max_items.is_none_or(|x| (i as u64) < x);
+        let can_match = |j: usize| max_c.is_none_or(|x| (j as u64) < x);
+        let comma = self.lit(",");
+        for i in 0..=icap {
+            for j in 0..=jcap {
+                let mut alts = Vec::new();
+                if ok(i, j) {
+                    alts.push(Expr::Empty);
+                }
+                if can_add(i) {
+                    if can_match(j) {
+                        alts.push(Expr::Seq(vec![
+                            comma.clone(),
+                            yes_e.clone(),
+                            at(i + 1, j + 1),
+                        ]));
+                    }
+                    alts.push(Expr::Seq(vec![comma.clone(), no_e.clone(), at(i + 1, j)]));
+                }
+                self.rules[rule_ids[i * (jcap + 1) + j].0 as usize].expr = Expr::Alt(alts);
+            }
+        }
+        let mut first = Vec::new();
+        if ok(0, 0) {
+            first.push(Expr::Empty);
+        }
+        if can_add(0) {
+            if can_match(0) {
+                first.push(Expr::Seq(vec![yes_e, at(1, 1)]));
+            }
+            first.push(Expr::Seq(vec![no_e, at(1, 0)]));
+        }
+        let (open, close) = (self.lit("["), self.lit("]"));
+        Ok(Some(Expr::Seq(vec![open, Expr::Alt(first), close])))
     }
 
     fn string(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
@@ -1522,6 +2321,13 @@ impl<'a> Builder<'a> {
     }
 
     fn number(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Expr> {
+        if m.contains_key("multipleOf") {
+            match multiple_of(m, integer) {
+                Ok(Some(p)) => return Ok(Expr::Term(self.term("MULTIPLE", &p))),
+                Ok(None) => return Ok(Expr::Alt(Vec::new())),
+                Err(reason) => self.report("multipleOf", ptr, reason, false)?,
+            }
+        }
         // Bounds as (value, exclusive).
         let mut lo: Option<(f64, bool)> = None;
         let mut hi: Option<(f64, bool)> = None;
@@ -1716,6 +2522,137 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// The names a `propertyNames` schema accepts, as a test on one name (for
+/// declared properties) and its string keywords (for undeclared keys).
+struct NameFilter {
+    /// `propertyNames: false`, or a type without `string`: no name.
+    nothing: bool,
+    /// `enum`/`const`: the listed strings (intersected).
+    finite: Option<Vec<String>>,
+    /// The compiled `pattern` (search semantics).
+    pattern: Option<::regex::Regex>,
+    min_len: Option<u64>,
+    max_len: Option<u64>,
+    /// `pattern`, `minLength`, `maxLength` of the schema.
+    string_schema: Map<String, Value>,
+}
+
+impl NameFilter {
+    fn nothing() -> NameFilter {
+        NameFilter {
+            nothing: true,
+            finite: None,
+            pattern: None,
+            min_len: None,
+            max_len: None,
+            string_schema: Map::new(),
+        }
+    }
+
+    /// The filter of a flattened `propertyNames` schema; `Err`: a keyword
+    /// this test does not evaluate.
+    fn new(pn: &Map<String, Value>) -> std::result::Result<NameFilter, String> {
+        let mut f = NameFilter {
+            nothing: false,
+            ..NameFilter::nothing()
+        };
+        for (k, v) in pn {
+            match k.as_str() {
+                "type" => {
+                    if !type_set(v).iter().any(|t| t == "string") {
+                        f.nothing = true;
+                    }
+                }
+                "enum" | "const" => {
+                    let vals: Vec<Value> = if k == "enum" {
+                        v.as_array().cloned().ok_or("enum is not an array")?
+                    } else {
+                        vec![v.clone()]
+                    };
+                    let strs: Vec<String> = vals
+                        .iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect();
+                    f.finite = Some(match f.finite.take() {
+                        None => strs,
+                        Some(old) => old.into_iter().filter(|x| strs.contains(x)).collect(),
+                    });
+                }
+                "pattern" => {
+                    let p = v.as_str().ok_or("pattern is not a string")?;
+                    let h = regex::parse_ecma(p)?;
+                    f.pattern = Some(
+                        ::regex::Regex::new(&h.to_string())
+                            .map_err(|e| format!("pattern {p:?}: {e}"))?,
+                    );
+                    f.string_schema.insert(k.clone(), v.clone());
+                }
+                "minLength" | "maxLength" => {
+                    let n = v
+                        .as_u64()
+                        .or_else(|| {
+                            v.as_f64()
+                                .filter(|x| *x >= 0.0 && x.fract() == 0.0)
+                                .map(|x| x as u64)
+                        })
+                        .ok_or_else(|| format!("{k} is not a nonnegative integer"))?;
+                    if k == "minLength" {
+                        f.min_len = Some(n);
+                    } else {
+                        f.max_len = Some(n);
+                    }
+                    f.string_schema.insert(k.clone(), v.clone());
+                }
+                _ if ANNOTATIONS.contains(&k.as_str()) => {}
+                // Keywords of other types do not apply to names.
+                "minimum"
+                | "maximum"
+                | "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "multipleOf"
+                | "items"
+                | "prefixItems"
+                | "minItems"
+                | "maxItems"
+                | "properties"
+                | "required"
+                | "additionalProperties"
+                | "minProperties"
+                | "maxProperties" => {}
+                _ => {
+                    return Err(format!(
+                        "{k} in propertyNames is not evaluated (only type, enum, const, \
+                         pattern, minLength, maxLength)"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// No name is excluded.
+    fn is_trivial(&self) -> bool {
+        !self.nothing
+            && self.finite.is_none()
+            && self.pattern.is_none()
+            && self.min_len.unwrap_or(0) == 0
+            && self.max_len.is_none()
+    }
+
+    /// Whether `name` is accepted.
+    fn matches(&self, name: &str) -> bool {
+        let len = name.chars().count() as u64;
+        !self.nothing
+            && self
+                .finite
+                .as_ref()
+                .is_none_or(|l| l.iter().any(|x| x == name))
+            && self.pattern.as_ref().is_none_or(|p| p.is_match(name))
+            && self.min_len.is_none_or(|n| len >= n)
+            && self.max_len.is_none_or(|n| len <= n)
+    }
+}
+
 /// A set of the declared properties of one object (bit `i`: property `i`),
 /// at most [`MAX_ANY_ORDER_PROPERTIES`] of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1756,6 +2693,118 @@ impl PropSet {
     }
 }
 
+const KIND_NULL: u8 = 1;
+const KIND_BOOLEAN: u8 = 2;
+const KIND_OBJECT: u8 = 4;
+const KIND_ARRAY: u8 = 8;
+const KIND_STRING: u8 = 16;
+const KIND_INTEGER: u8 = 32;
+/// Numbers that are not integers.
+const KIND_FRACTION: u8 = 64;
+
+/// The kinds of JSON values (bit set) a type name allows.
+fn kind_of_type(t: &str) -> u8 {
+    match t {
+        "null" => KIND_NULL,
+        "boolean" => KIND_BOOLEAN,
+        "object" => KIND_OBJECT,
+        "array" => KIND_ARRAY,
+        "string" => KIND_STRING,
+        "integer" => KIND_INTEGER,
+        "number" => KIND_INTEGER | KIND_FRACTION,
+        _ => 0,
+    }
+}
+
+/// The kind of a JSON value.
+fn kind_of_value(v: &Value) -> u8 {
+    match v {
+        Value::Null => KIND_NULL,
+        Value::Bool(_) => KIND_BOOLEAN,
+        Value::Object(_) => KIND_OBJECT,
+        Value::Array(_) => KIND_ARRAY,
+        Value::String(_) => KIND_STRING,
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                KIND_INTEGER
+            } else {
+                KIND_FRACTION
+            }
+        }
+    }
+}
+
+/// A schema accepting the values of the kinds `k` (`type`), or `None` when
+/// `k` has non-integer numbers without the integers ("number but not
+/// integer" has no type name).
+fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
+    if k & KIND_FRACTION != 0 && k & KIND_INTEGER == 0 {
+        return None;
+    }
+    let mut types = Vec::new();
+    for (bit, name) in [
+        (KIND_NULL, "null"),
+        (KIND_BOOLEAN, "boolean"),
+        (KIND_OBJECT, "object"),
+        (KIND_ARRAY, "array"),
+        (KIND_STRING, "string"),
+    ] {
+        if k & bit != 0 {
+            types.push(Value::String(name.into()));
+        }
+    }
+    if k & KIND_FRACTION != 0 {
+        types.push(Value::String("number".into()));
+    } else if k & KIND_INTEGER != 0 {
+        types.push(Value::String("integer".into()));
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), Value::Array(types));
+    Some(m)
+}
+
+/// The kinds a flattened schema allows, from `type` and `enum`/`const`.
+fn kinds(m: &Map<String, Value>) -> u8 {
+    let mut k = match m.get("type") {
+        Some(t) => type_set(t).iter().fold(0, |acc, x| acc | kind_of_type(x)),
+        None => 0x7f,
+    };
+    if let Some(vals) = listed_values(m) {
+        k &= vals.iter().fold(0, |acc, v| acc | kind_of_value(v));
+    }
+    k
+}
+
+/// The values of `enum` and `const` (intersected), if any.
+fn listed_values(m: &Map<String, Value>) -> Option<Vec<Value>> {
+    let mut out: Option<Vec<Value>> = m.get("enum").and_then(Value::as_array).cloned();
+    if let Some(c) = m.get("const") {
+        out = Some(match out {
+            None => vec![c.clone()],
+            Some(l) => l.into_iter().filter(|x| json_eq(x, c)).collect(),
+        });
+    }
+    out
+}
+
+/// JSON Schema equality: numbers by value, objects regardless of order.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 fn type_set(t: &Value) -> Vec<String> {
     match t {
         Value::String(s) => vec![s.clone()],
@@ -1781,6 +2830,72 @@ fn value_has_type(v: &Value, types: &[String]) -> bool {
         Value::Array(_) => has("array"),
         Value::Object(_) => has("object"),
     }
+}
+
+/// The pattern of the numbers (`integer`: integers) of schema object `m`
+/// that are multiples of its `multipleOf` and within its bounds (see
+/// [`multiple`]); `Ok(None)` for none. `Err`: why it is not enforced.
+fn multiple_of(
+    m: &Map<String, Value>,
+    integer: bool,
+) -> std::result::Result<Option<String>, String> {
+    let dec = |k: &str| -> std::result::Result<Option<multiple::Decimal>, String> {
+        match m.get(k) {
+            None | Some(Value::Bool(_)) => Ok(None),
+            Some(Value::Number(n)) => multiple::Decimal::of(n)
+                .map(Some)
+                .ok_or_else(|| format!("{k} has too many digits")),
+            Some(_) => Err(format!("{k} is not a number")),
+        }
+    };
+    let step = dec("multipleOf")?.ok_or("multipleOf is not a number")?;
+    let (p, s) = multiple::step(step)?;
+    let old_ex = |k: &str| matches!(m.get(k), Some(Value::Bool(true)));
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    if let Some(v) = dec("minimum")? {
+        lo.push((v, old_ex("exclusiveMinimum")));
+    }
+    if let Some(v) = dec("exclusiveMinimum")? {
+        lo.push((v, true));
+    }
+    if let Some(v) = dec("maximum")? {
+        hi.push((v, old_ex("exclusiveMaximum")));
+    }
+    if let Some(v) = dec("exclusiveMaximum")? {
+        hi.push((v, true));
+    }
+    multiple::pattern(p, s, integer, &lo, &hi)
+}
+
+/// The `dependentRequired` of schema object `m` (and the draft-7
+/// `dependencies` whose values are all arrays): (trigger, required names).
+fn dependent_required(m: &Map<String, Value>, ptr: &str) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out = Vec::new();
+    for k in ["dependentRequired", "dependencies"] {
+        let Some(v) = m.get(k) else { continue };
+        let Value::Object(d) = v else {
+            return Err(err(format!("{k} at {ptr} is not an object")));
+        };
+        if k == "dependencies" && !d.values().all(Value::is_array) {
+            continue;
+        }
+        for (name, list) in d {
+            let Value::Array(list) = list else {
+                return Err(err(format!("{k}/{name} at {ptr} is not an array")));
+            };
+            let names: Vec<String> = list
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(String::from)
+                        .ok_or_else(|| err(format!("{k}/{name} at {ptr} lists a non-string")))
+                })
+                .collect::<Result<_>>()?;
+            out.push((name.clone(), names));
+        }
+    }
+    Ok(out)
 }
 
 /// Finds the schema holding `"$anchor": name`.

@@ -517,14 +517,15 @@ fn any_of_all_of_types() {
 
 #[test]
 fn strict_mode_names_keyword_and_pointer() {
+    // multipleOf 7 stays unenforced (its regex passes the size bound).
     let e =
-        Grammar::from_json_schema(&json!({"properties": {"x": {"multipleOf": 3}}})).unwrap_err();
+        Grammar::from_json_schema(&json!({"properties": {"x": {"multipleOf": 7}}})).unwrap_err();
     assert!(
         e.to_string().contains("multipleOf") && e.to_string().contains("#/properties/x"),
         "{e}"
     );
     let (_, u) = json_schema_to_grammar(
-        &json!({"properties": {"x": {"multipleOf": 3}}}),
+        &json!({"properties": {"x": {"multipleOf": 7}}}),
         &SchemaOptions::default(),
     )
     .unwrap();
@@ -604,4 +605,30 @@ fn min_and_max_properties_without_extra_members() {
         unenforced.iter().any(|u| u.keyword == "maxProperties"),
         "{unenforced:?}"
     );
+}
+
+#[test]
+fn extra_keys_exclude_declared_names_with_escapes() {
+    // Declared names whose canonical spelling has escapes (`\n`, `\"`,
+    // `\u0001`) are not extra keys in that spelling: their value schema
+    // holds (this was accepted as an extra member before).
+    let b = Both::new(json!({
+        "properties": {"a\nb": {"type": "integer"}, "q\"": {"type": "integer"}, "c\u{1}": {"type": "integer"}},
+        "additionalProperties": true
+    }));
+    for (text, want) in [
+        (r#"{"a\nb": 1}"#, true),
+        (r#"{"a\nb": "x"}"#, false),
+        (r#"{"a\tb": "x"}"#, true),
+        (r#"{"a\nbc": "x"}"#, true),
+        (r#"{"q\"": 2}"#, true),
+        (r#"{"q\"": "s"}"#, false),
+        (r#"{"q\\": "s"}"#, true),
+        (r#"{"c\u0001": "s"}"#, false),
+        (r#"{"c\u0001": 3}"#, true),
+        (r#"{"c\u0002": "s"}"#, true),
+        (r#"{"c\u0001x": "s"}"#, true),
+    ] {
+        assert_eq!(b.ok(text), want, "{text}");
+    }
 }

@@ -1,0 +1,555 @@
+//! The JSON Schema keywords enforced exactly beyond types, properties and
+//! bounds (`multipleOf`, `propertyNames`, `dependentRequired`, `contains`,
+//! `oneOf`, `not`, `if`/`then`/`else`), each checked against an independent
+//! oracle, the `jsonschema` crate:
+//!
+//! * complete texts: for every text of a small enumerated universe (valid
+//!   and invalid instances, and texts that are not JSON), cdiff accepts iff
+//!   the text is JSON and `jsonschema` finds it valid;
+//! * texts with a hole (spans of the universe's texts cut out): when cdiff
+//!   says completable, its witness is JSON valid for `jsonschema`; when
+//!   some valid text of the universe has that prefix and suffix, cdiff says
+//!   completable. Both verdicts must occur.
+//!
+//! The schemas must compile with the keyword under test listed nowhere in
+//! the unenforced entries: the grammar claims exactness.
+#![cfg(feature = "models")]
+
+use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
+use cdiff::rng::SplitMix64;
+use cdiff::{Constraint, Partial};
+use serde_json::{json, Value};
+
+struct Case {
+    schema: Value,
+    c: Constraint,
+    v: jsonschema::Validator,
+}
+
+impl Case {
+    /// Compiles `schema`; none of `exact` may be reported as unenforced.
+    fn new(schema: Value, exact: &[&str]) -> Case {
+        let (g, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default())
+            .unwrap_or_else(|e| panic!("{schema}: {e}"));
+        for n in &notes {
+            assert!(
+                !exact.contains(&n.keyword.as_str()),
+                "{schema}: {n} (expected exact)"
+            );
+        }
+        Case {
+            c: Constraint::compile(&g).unwrap_or_else(|e| panic!("{schema}: {e}")),
+            v: jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{schema}: {e}")),
+            schema,
+        }
+    }
+
+    /// The oracle: `text` is JSON and valid.
+    fn valid(&self, text: &[u8]) -> bool {
+        serde_json::from_slice::<Value>(text).is_ok_and(|v| self.v.is_valid(&v))
+    }
+
+    fn accepts(&self, text: &str) -> bool {
+        self.c.check(&Partial::complete(text)).unwrap()
+    }
+
+    /// Complete texts: cdiff's verdict equals the oracle's. Returns the
+    /// number of (valid, invalid) texts.
+    fn complete(&self, texts: &[String]) -> (usize, usize) {
+        let mut n = (0, 0);
+        for t in texts {
+            let want = self.valid(t.as_bytes());
+            assert_eq!(self.accepts(t), want, "{}: {t}", self.schema);
+            if want {
+                n.0 += 1;
+            } else {
+                n.1 += 1;
+            }
+        }
+        n
+    }
+
+    /// Texts of `texts` cut with one hole (`per_text` random spans each, of
+    /// length 0 to 4): cdiff's witness is valid, and a valid text of the
+    /// universe with the prefix and suffix forces "completable". Returns the
+    /// number of (completable, not completable) partial texts.
+    fn holes(&self, texts: &[String], per_text: usize, seed: u64) -> (usize, usize) {
+        let valid: Vec<&String> = texts.iter().filter(|t| self.valid(t.as_bytes())).collect();
+        let mut rng = SplitMix64::new(seed);
+        let mut n = (0, 0);
+        for t in texts {
+            let b = t.as_bytes();
+            for _ in 0..per_text {
+                let i = rng.below(b.len() as u64 + 1) as usize;
+                let j = (i + rng.below(5) as usize).min(b.len());
+                let (pre, suf) = (&b[..i], &b[j..]);
+                let p = Partial::new().text(pre).hole().text(suf);
+                let v = self.c.completable(&p).unwrap();
+                let show = || {
+                    format!(
+                        "{}: {}□{}",
+                        self.schema,
+                        String::from_utf8_lossy(pre),
+                        String::from_utf8_lossy(suf)
+                    )
+                };
+                if let Some(w) = v.completion() {
+                    assert!(
+                        self.valid(&w.text),
+                        "{}: witness {} invalid",
+                        show(),
+                        String::from_utf8_lossy(&w.text)
+                    );
+                    n.0 += 1;
+                } else {
+                    let fill = valid.iter().find(|u| {
+                        let u = u.as_bytes();
+                        u.len() >= pre.len() + suf.len() && u.starts_with(pre) && u.ends_with(suf)
+                    });
+                    assert!(fill.is_none(), "{}: not completable, yet {fill:?}", show());
+                    n.1 += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// [`Case::complete`] and [`Case::holes`], asserting both verdicts occur.
+    fn check(&self, texts: &[String], per_text: usize) {
+        let (ok, bad) = self.complete(texts);
+        assert!(
+            ok > 0 && bad > 0,
+            "{}: {ok} valid, {bad} invalid",
+            self.schema
+        );
+        let (yes, no) = self.holes(texts, per_text, 7);
+        assert!(
+            yes > 0 && no > 0,
+            "{}: {yes} completable, {no} not",
+            self.schema
+        );
+    }
+}
+
+/// Number texts: integers, decimals with a few fractions, negatives, and
+/// some non-numbers. No exponents: `integer` and numbers under `multipleOf`
+/// or bounds are accepted without exponent only (documented in
+/// `cdiff::grammar::schema`).
+fn number_texts() -> Vec<String> {
+    let mut v = Vec::new();
+    for i in -40i64..=130 {
+        v.push(i.to_string());
+        if i.abs() < 12 {
+            for f in ["0", "5", "25", "125", "75", "01", "50", "1"] {
+                v.push(format!("{}{}.{f}", if i < 0 { "-" } else { "" }, i.abs()));
+            }
+        }
+    }
+    for x in [
+        "-0", "-0.5", "-0.25", "300", "1000", "1005", "-105", r#""6""#, "null", "[6]", "06", "1.",
+        "true",
+    ] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn multiple_of_against_jsonschema() {
+    // Steps and bounds whose values are exact in binary floating point
+    // (jsonschema divides f64 values); decimal steps like 0.01 are pinned
+    // by `multiple_of_decimal_steps_are_exact_decimals`.
+    let schemas = [
+        json!({"type": "integer", "multipleOf": 3}),
+        json!({"type": "integer", "multipleOf": 10, "minimum": 15}),
+        json!({"type": "integer", "multipleOf": 4, "exclusiveMinimum": -20, "maximum": 100}),
+        json!({"type": "number", "multipleOf": 0.5, "minimum": -2, "exclusiveMaximum": 7.5}),
+        json!({"type": "number", "multipleOf": 0.25}),
+        json!({"multipleOf": 1.5, "maximum": 9}),
+        json!({"type": "number", "multipleOf": 100}),
+        json!({"type": ["integer", "string"], "multipleOf": 2}),
+        json!({"type": "integer", "multipleOf": 0.5, "maximum": 3}),
+        json!({"type": "number", "multipleOf": 0.125, "minimum": 0.3}),
+        // allOf merges two steps into their least common multiple.
+        json!({"allOf": [{"type": "integer", "multipleOf": 2}, {"multipleOf": 3}]}),
+        json!({"allOf": [{"multipleOf": 0.5}, {"multipleOf": 0.75}], "maximum": 20}),
+    ];
+    let texts = number_texts();
+    for s in schemas {
+        Case::new(s, &["multipleOf"]).check(&texts, 4);
+    }
+}
+
+#[test]
+fn multiple_of_decimal_steps_are_exact_decimals() {
+    // The instance's decimal value, not its nearest double: 0.07 is 7 × 0.01.
+    let c = Case::new(
+        json!({"type": "number", "multipleOf": 0.01, "minimum": 0.05}),
+        &["multipleOf"],
+    );
+    for (t, want) in [
+        ("0.07", true),
+        ("0.070", true),
+        ("0.05", true),
+        ("0.04", false),
+        ("0.075", false),
+        ("19.99", true),
+        ("19.991", false),
+        ("1", true),
+        ("-0.07", false),
+    ] {
+        assert_eq!(c.accepts(t), want, "{t}");
+    }
+    // A partial number: "1" + hole + "7" may become "1.07".
+    let p = Partial::new().text("1").hole().text("7");
+    assert!(c.c.check(&p).unwrap());
+    let p = Partial::new().text("0.0").hole().text("1");
+    assert!(!c.c.check(&p).unwrap(), "0.0…1 has a third fraction digit");
+}
+
+#[test]
+fn multiple_of_beyond_the_pattern_bound_is_reported() {
+    for step in [7, 11, 9] {
+        let (_, notes) = json_schema_to_grammar(
+            &json!({"type": "integer", "multipleOf": step}),
+            &SchemaOptions::default(),
+        )
+        .unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.keyword == "multipleOf" && !n.approximate),
+            "{step}: {notes:?}"
+        );
+    }
+}
+
+/// Objects over the keys `keys` (distinct, any order, up to `max` members)
+/// with values `1` or `"s"`, plus a few non-objects and non-JSON texts.
+fn object_texts(keys: &[&str], max: usize) -> Vec<String> {
+    let mut seqs: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut frontier = seqs.clone();
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for k in keys {
+                if !s.contains(k) {
+                    let mut t = s.clone();
+                    t.push(k);
+                    next.push(t);
+                }
+            }
+        }
+        seqs.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let mut v = Vec::new();
+    for s in &seqs {
+        for mask in 0..1u32 << s.len() {
+            let members: Vec<String> = s
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let val = if mask >> i & 1 == 1 { "\"s\"" } else { "1" };
+                    format!("\"{k}\":{val}")
+                })
+                .collect();
+            v.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    for x in ["1", "null", r#""a""#, "[]", r#"{"a":1,}"#, r#"{"a"}"#] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn property_names_against_jsonschema() {
+    let texts = object_texts(&["a", "bb", "ccc", "x", "B"], 3);
+    let schemas = [
+        json!({"type": "object", "propertyNames": {"maxLength": 2}}),
+        json!({"propertyNames": {"pattern": "^[a-z]+$"}, "properties": {"B": {"type": "integer"}}}),
+        json!({"propertyNames": {"pattern": "^[a-z]+$", "minLength": 2}, "additionalProperties": {"type": "integer"}}),
+        json!({"type": "object", "propertyNames": {"enum": ["a", "bb", "x"]}, "properties": {"a": {"type": "integer"}}, "required": ["a"]}),
+        json!({"type": "object", "propertyNames": {"const": "x"}}),
+        json!({"propertyNames": false}),
+        json!({"properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "propertyNames": {"minLength": 2}, "required": ["bb"]}),
+        json!({"properties": {"ccc": {}}, "required": ["ccc"], "propertyNames": {"maxLength": 2}}),
+        json!({"propertyNames": {"type": "integer"}}),
+        json!({"type": "object", "propertyNames": {"$ref": "#/$defs/short"}, "$defs": {"short": {"maxLength": 1}}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["propertyNames"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn property_names_overlapping_declared_names_is_reported() {
+    // A declared name matches the pattern: undeclared keys are not
+    // restricted (reported), declared ones still are exact.
+    let schema = json!({
+        "properties": {"a": {"type": "integer"}, "B": {}},
+        "propertyNames": {"pattern": "^[a-z]"}
+    });
+    let (_, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default()).unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.keyword == "propertyNames" && n.approximate),
+        "{notes:?}"
+    );
+    let c = Case::new(schema, &[]);
+    assert!(c.accepts(r#"{"a": 1}"#) && !c.accepts(r#"{"a": "s"}"#) && !c.accepts(r#"{"B": 1}"#));
+    // A keyword the name test does not evaluate: reported, not enforced.
+    let (_, notes) = json_schema_to_grammar(
+        &json!({"propertyNames": {"format": "email"}}),
+        &SchemaOptions::default(),
+    )
+    .unwrap();
+    assert!(notes
+        .iter()
+        .any(|n| n.keyword == "propertyNames" && !n.approximate));
+}
+
+#[test]
+fn dependent_required_against_jsonschema() {
+    let texts = object_texts(&["a", "bb", "ccc", "x"], 4);
+    let schemas = [
+        json!({"dependentRequired": {"a": ["bb"]}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "bb": {}}, "dependentRequired": {"a": ["bb", "ccc"], "bb": ["x"]}, "additionalProperties": false}),
+        json!({"properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "dependentRequired": {"a": ["bb"], "bb": ["a"]}, "required": ["ccc"]}),
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"x": ["a"]}, "additionalProperties": {"type": "integer"}}),
+        json!({"type": "object", "required": ["a"], "dependentRequired": {"a": ["ccc"]}, "properties": {"ccc": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"a": {}, "bb": {}, "ccc": {}}, "additionalProperties": false, "propertyNames": {"maxLength": 2}, "dependentRequired": {"a": ["ccc"]}}),
+        json!({"type": "object", "properties": {"a": {}, "bb": {}, "x": {}}, "additionalProperties": false, "maxProperties": 2, "dependentRequired": {"x": ["a", "bb"]}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["dependentRequired", "dependencies"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn dependent_required_in_schema_order_is_reported() {
+    // Past max_any_order_properties the object falls back to schema order,
+    // where the set of written properties is not tracked.
+    let schema =
+        json!({"properties": {"a": {}, "b": {}, "c": {}}, "dependentRequired": {"a": ["b"]}});
+    let opts = SchemaOptions {
+        max_any_order_properties: 2,
+        ..SchemaOptions::default()
+    };
+    let (_, notes) = json_schema_to_grammar(&schema, &opts).unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.keyword == "dependentRequired" && !n.approximate),
+        "{notes:?}"
+    );
+}
+
+/// Arrays of up to `max` items from `items`, plus a few non-arrays.
+fn array_texts(items: &[&str], max: usize) -> Vec<String> {
+    let mut seqs: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut frontier = seqs.clone();
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for x in items {
+                let mut t = s.clone();
+                t.push(x);
+                next.push(t);
+            }
+        }
+        seqs.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let mut v: Vec<String> = seqs.iter().map(|s| format!("[{}]", s.join(","))).collect();
+    for x in ["1", "null", r#"{"a":1}"#, "[1,]", "[,1]"] {
+        v.push(x.to_string());
+    }
+    v
+}
+
+#[test]
+fn contains_against_jsonschema() {
+    let texts = array_texts(&["1", "2.5", "\"s\"", "null", "true", "[1]"], 4);
+    let schemas = [
+        json!({"contains": {"type": "string"}}),
+        json!({"type": "array", "contains": {"type": "integer"}, "items": {"type": ["integer", "null"]}}),
+        json!({"contains": {"type": ["null", "boolean"]}, "minContains": 2, "maxContains": 3}),
+        json!({"contains": {"type": "number"}, "maxContains": 1, "items": {"type": ["number", "string"]}, "minItems": 2}),
+        json!({"contains": true, "minContains": 2, "maxItems": 3}),
+        json!({"type": "array", "contains": false, "minContains": 0, "maxItems": 2}),
+        json!({"contains": {"type": "array"}, "minContains": 0, "maxContains": 0}),
+        json!({"contains": {"$ref": "#/$defs/s"}, "items": {"enum": ["s", 1, null]}, "$defs": {"s": {"type": "string"}}}),
+        json!({"contains": {"type": "null"}, "minContains": 2, "minItems": 3, "maxItems": 4}),
+    ];
+    for s in schemas {
+        Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);
+    }
+}
+
+#[test]
+fn contains_beyond_type_tests_is_reported() {
+    for s in [
+        json!({"contains": {"minimum": 5}}),
+        json!({"contains": {"type": "integer"}}),
+        json!({"contains": {"type": "string"}, "prefixItems": [{"type": "null"}]}),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.keyword == "contains" && !n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}
+
+/// Scalars and small objects with a `kind` member, for `oneOf`, `not` and
+/// `if`.
+fn mixed_texts() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "1",
+        "2",
+        "3.0",
+        "2.5",
+        "-1",
+        r#""a""#,
+        r#""b""#,
+        r#""ab""#,
+        "null",
+        "true",
+        "false",
+        "[]",
+        "[1]",
+        "{}",
+        "1.",
+        r#"{"kind"}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let kinds = [None, Some(r#""a""#), Some(r#""b""#), Some("1")];
+    let vals = [None, Some("1"), Some(r#""s""#)];
+    for k in kinds {
+        for x in vals {
+            let mut members = Vec::new();
+            if let Some(k) = k {
+                members.push(format!(r#""kind":{k}"#));
+            }
+            if let Some(x) = x {
+                members.push(format!(r#""v":{x}"#));
+            }
+            v.push(format!("{{{}}}", members.join(",")));
+            members.reverse();
+            v.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn one_of_disjoint_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+        json!({"oneOf": [{"const": "a"}, {"enum": ["b", 1]}, {"type": "null"}]}),
+        json!({"type": "object", "oneOf": [
+            {"properties": {"kind": {"const": "a"}, "v": {"type": "integer"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "b"}}, "required": ["kind", "v"]}
+        ]}),
+        json!({"oneOf": [{"type": "integer", "minimum": 2}, {"type": "string"}], "maxLength": 1}),
+        json!({"oneOf": [{"type": "number", "exclusiveMaximum": 2}, {"type": "boolean"}, {"$ref": "#/$defs/o"}],
+               "$defs": {"o": {"type": "object", "required": ["kind"]}}}),
+        json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [2, "b", true]}]}),
+    ];
+    for s in schemas {
+        Case::new(s, &["oneOf"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn one_of_overlapping_is_reported() {
+    for s in [
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}),
+        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [1.0]}]}),
+        json!({"type": "object", "oneOf": [
+            {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "a"}}}
+        ]}),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes.iter().any(|n| n.keyword == "oneOf" && n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}
+
+#[test]
+fn not_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"not": {"type": "string"}}),
+        json!({"type": ["integer", "string", "null"], "not": {"type": ["null", "integer"]}}),
+        json!({"not": {"const": null}}),
+        json!({"not": {"enum": [true, null]}}),
+        json!({"type": "object", "not": {"required": ["kind"]}}),
+        json!({"not": {"required": ["kind", "v"]}}),
+        json!({"not": {"properties": {"kind": {"type": "string"}}, "required": ["kind"]}}),
+        json!({"not": {"type": "object", "properties": {"v": {"$ref": "#/$defs/n"}}}, "$defs": {"n": {"type": "number"}}}),
+        json!({"anyOf": [{"not": {}}, {"type": "null"}]}),
+        json!({"type": "object", "properties": {"kind": {"not": {"type": ["number", "null"]}}}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["not"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn if_then_else_against_jsonschema() {
+    let texts = mixed_texts();
+    let schemas = [
+        json!({"if": {"type": "string"}, "then": {"maxLength": 1}, "else": {"type": "integer"}}),
+        json!({"if": {"properties": {"kind": {"type": "string"}}, "required": ["kind"]},
+               "then": {"required": ["v"]}, "else": {"properties": {"v": {"type": "string"}}}}),
+        json!({"if": {"required": ["v"]}, "then": {"properties": {"v": {"type": "integer"}}}}),
+        json!({"type": "object", "if": {"properties": {"kind": {"type": "number"}}}, "then": {"required": ["v"]}}),
+        json!({"if": {"const": true}, "then": false, "else": {"type": ["boolean", "string"]}}),
+        json!({"type": "object", "properties": {"kind": {}}, "additionalProperties": false,
+               "if": {"type": "object"}, "else": false}),
+        json!({"if": {"type": "null"}}),
+    ];
+    for s in schemas {
+        Case::new(s, &["if", "then", "else"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn not_and_if_without_expressible_complement_are_reported() {
+    for (s, k) in [
+        (json!({"not": {"type": "integer"}}), "not"),
+        (json!({"not": {"const": "a"}}), "not"),
+        (json!({"not": {"minimum": 3}}), "not"),
+        (
+            json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),
+            "if",
+        ),
+        // A remote $ref inside leaves the keyword reported, the schema compiles.
+        (json!({"not": {"$ref": "http://example.com/s.json"}}), "not"),
+        (
+            json!({"if": {"type": "string"}, "then": {"$ref": "other.json"}}),
+            "if",
+        ),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes.iter().any(|n| n.keyword == k && !n.approximate),
+            "{s}: {notes:?}"
+        );
+    }
+}
