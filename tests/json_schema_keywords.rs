@@ -553,3 +553,83 @@ fn not_and_if_without_expressible_complement_are_reported() {
         );
     }
 }
+
+#[test]
+fn draft4_integers_have_no_fraction() {
+    // Draft 4 (`$schema`): `1.0` is not an integer (it is from draft 6 on);
+    // regression: a fully enforced maskbench schema accepted `12345.0`.
+    let d4 = "http://json-schema.org/draft-04/schema#";
+    // Not `-0`: serde_json reads it as the float -0.0, which jsonschema's
+    // draft 4 integer check rejects, although it has no fraction.
+    let texts: Vec<String> = number_texts().into_iter().filter(|t| t != "-0").collect();
+    for s in [
+        json!({"$schema": d4, "type": "integer"}),
+        json!({"$schema": d4, "type": "integer", "minimum": -3, "maximum": 40}),
+        json!({"$schema": d4, "type": "integer", "multipleOf": 5}),
+        json!({"$schema": d4, "type": ["integer", "null"], "multipleOf": 0.5}),
+    ] {
+        let c = Case::new(s, &["multipleOf"]);
+        // Complete texts only: a witness may be `-0` (see above).
+        let (ok, bad) = c.complete(&texts);
+        assert!(ok > 0 && bad > 0);
+        assert!(!c.accepts("3.0") && !c.accepts("10.00") && c.accepts("10"));
+    }
+    let c = Case::new(json!({"type": "integer"}), &[]);
+    assert!(c.accepts("3.0"), "draft 2020-12: 3.0 is an integer");
+}
+
+/// An object of three 30-item arrays, `a`, `b`, `c`, where `a` and `b` may
+/// not both be present (`not` of `required`): rewritten, the object (and
+/// its arrays) is built once per branch.
+fn two_arrays(not: bool) -> Value {
+    let arr =
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 30, "maxItems": 30});
+    let mut o = json!({"type": "object", "properties": {"a": arr, "b": arr, "c": arr}});
+    if not {
+        o["not"] = json!({"required": ["a", "b"]});
+    }
+    o
+}
+
+fn rules(schema: &Value, max_rules: usize) -> Result<usize, String> {
+    let opts = SchemaOptions {
+        max_rules,
+        ..SchemaOptions::default()
+    };
+    json_schema_to_grammar(schema, &opts)
+        .map(|(g, _)| g.rules.len())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn not_rewrite_past_the_rule_limit_falls_back_to_reporting() {
+    let plain = rules(&two_arrays(false), usize::MAX).unwrap();
+    let rewritten = rules(&two_arrays(true), usize::MAX).unwrap();
+    assert!(rewritten > plain + 20, "{plain} {rewritten}");
+    let notes = |schema: &Value, max_rules: usize| {
+        let opts = SchemaOptions {
+            max_rules,
+            ..SchemaOptions::default()
+        };
+        json_schema_to_grammar(schema, &opts).unwrap().1
+    };
+    let reported = |n: &[cdiff::grammar::Unenforced]| {
+        n.iter()
+            .any(|n| n.keyword == "not" && !n.approximate && n.reason.contains("size limit"))
+    };
+    // The rewrite alone passes the limit: undone, reported.
+    let n = notes(&two_arrays(true), plain + 5);
+    assert!(reported(&n), "{n:?}");
+    // Each rewrite fits, the schema does not: built again without them.
+    let both = json!({"type": "object", "properties": {"x": two_arrays(true), "y": two_arrays(true), "z": two_arrays(false)}});
+    let without = rules(&json!({"type": "object", "properties": {"x": two_arrays(false), "y": two_arrays(false), "z": two_arrays(false)}}), usize::MAX).unwrap();
+    let limit = without + 5;
+    assert!(rules(&both, usize::MAX).unwrap() > limit);
+    let n = notes(&both, limit);
+    assert!(reported(&n), "{n:?}");
+    // Within the limits it is enforced.
+    let c = Case::new(two_arrays(true), &["not"]);
+    let thirty = format!("[{}]", vec!["1"; 30].join(","));
+    assert!(c.accepts(&format!(r#"{{"a": {thirty}}}"#)));
+    assert!(!c.accepts(&format!(r#"{{"a": {thirty}, "b": {thirty}}}"#)));
+}

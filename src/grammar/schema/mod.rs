@@ -61,7 +61,11 @@
 //!   then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (disjoint
 //!   branches); the other forms (`not` of a string `const`, of `minimum`,
 //!   an `if` on a property's string value, …) and those holding a remote
-//!   `$ref` are reported.
+//!   `$ref` are reported. The rewrite multiplies with the `anyOf`/`oneOf`
+//!   around it: one rewrite may add at most 20,000 rules (`REWRITE_RULES`,
+//!   else undone and reported), and a schema that passes a size limit with
+//!   the rewrites is built again without them (`not`/`if` reported).
+//! * `$schema` draft 4 or 3: `integer` has no fraction (`1.0` is not one).
 //! * `$ref` to local JSON pointers (`#`, `#/$defs/a~1b`, percent-encoding) and
 //!   to `$anchor`s; recursion allowed. Remote references are errors.
 //! * `pattern`: ECMA regex with search semantics (see [`regex`]); lengths
@@ -348,6 +352,8 @@ const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})
 const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
 const NUMBER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
+/// Draft 4 (and 3) integers: no fraction at all (`1.0` is not an integer).
+const INTEGER_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)";
 
 impl Grammar {
     /// The grammar of the JSON texts valid for `schema` (see
@@ -403,6 +409,29 @@ pub fn json_schema_to_grammar(
     schema: &Value,
     opts: &SchemaOptions,
 ) -> Result<(Grammar, Vec<Unenforced>)> {
+    // The `not`/`if` rewrites multiply with the `anyOf`/`oneOf` around them;
+    // a schema that passes a size limit with them is built again without
+    // (they are then reported, as before they were enforced).
+    match build(schema, opts, true) {
+        Err(e) if e.kind() == ErrorKind::SizeLimit => {
+            let (g, mut notes) = build(schema, opts, false).map_err(|_| e)?;
+            for n in &mut notes {
+                if ["not", "if"].contains(&n.keyword.as_str()) && n.reason == "ignored" {
+                    n.reason = "ignored: the schema with it rewritten passes a size limit".into();
+                }
+            }
+            Ok((g, notes))
+        }
+        r => r,
+    }
+}
+
+/// [`json_schema_to_grammar`], with or without the `not`/`if` rewrites.
+fn build(
+    schema: &Value,
+    opts: &SchemaOptions,
+    rewrite: bool,
+) -> Result<(Grammar, Vec<Unenforced>)> {
     let mut b = Builder {
         root: schema,
         opts,
@@ -413,6 +442,12 @@ pub fn json_schema_to_grammar(
         unenforced: Vec::new(),
         depth: 0,
         any: None,
+        draft4_integers: schema
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|u| u.contains("draft-04") || u.contains("draft-03")),
+        rule_cap: usize::MAX,
+        rewrite,
     };
     // Fixed terminals first: their ids are stable and STRING/NUMBER make the
     // lexer split texts into JSON tokens.
@@ -472,6 +507,28 @@ struct Builder<'a> {
     unenforced: Vec<Unenforced>,
     depth: usize,
     any: Option<RuleId>,
+    /// The root declares draft 4 or 3 (`$schema`): integers have no
+    /// fraction (`1.0` is a number, not an integer).
+    draft4_integers: bool,
+    /// A tighter rule limit while a rewritten `not`/`if` is built (see
+    /// [`REWRITE_RULES`]).
+    rule_cap: usize,
+    /// Whether `not`/`if` are rewritten (see `Builder::rewrite_not_if`).
+    rewrite: bool,
+}
+
+/// Most grammar rules one rewritten `not` / `if` may add: its `anyOf`
+/// multiplies with the `anyOf`/`oneOf` around it, and an object schema is
+/// built once per branch. Past it the keyword is reported instead.
+const REWRITE_RULES: usize = 20_000;
+
+/// The builder's sizes, to undo a construction that passed a limit.
+struct Snapshot {
+    rules: usize,
+    terms: usize,
+    unenforced: usize,
+    any: Option<RuleId>,
+    depth: usize,
 }
 
 /// The JSON types, in the order alternatives are generated.
@@ -547,12 +604,12 @@ impl<'a> Builder<'a> {
     }
 
     fn new_rule(&mut self, name: String) -> Result<RuleId> {
-        if self.rules.len() >= self.opts.max_rules {
+        if self.rules.len() >= self.opts.max_rules.min(self.rule_cap) {
             return Err(Error::new(
                 ErrorKind::SizeLimit,
                 format!(
                     "the schema needs more than {} grammar rules",
-                    self.opts.max_rules
+                    self.opts.max_rules.min(self.rule_cap)
                 ),
             ));
         }
@@ -856,7 +913,29 @@ impl<'a> Builder<'a> {
 
     fn object_schema_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
         if let Some(rewritten) = self.rewrite_not_if(m, ptr)? {
-            return self.object_schema(&rewritten, &format!("{ptr}+"));
+            // Built within REWRITE_RULES more rules; past that (or another
+            // size limit) undone, and `not`/`if` reported below instead.
+            let snap = self.snapshot();
+            let cap = self.rule_cap;
+            self.rule_cap = cap.min(self.rules.len().saturating_add(REWRITE_RULES));
+            let r = self.object_schema(&rewritten, &format!("{ptr}+"));
+            self.rule_cap = cap;
+            match r {
+                Err(e) if e.kind() == ErrorKind::SizeLimit => {
+                    self.restore(snap);
+                    for k in ["not", "if"] {
+                        if m.contains_key(k) {
+                            self.report(
+                                k,
+                                ptr,
+                                format!("its rewriting passes a size limit ({e})"),
+                                false,
+                            )?;
+                        }
+                    }
+                }
+                r => return r,
+            }
         }
         // Keyword accounting.
         for k in m.keys() {
@@ -1024,6 +1103,28 @@ impl<'a> Builder<'a> {
         })
     }
 
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            rules: self.rules.len(),
+            terms: self.terms.len(),
+            unenforced: self.unenforced.len(),
+            any: self.any,
+            depth: self.depth,
+        }
+    }
+
+    /// Undoes everything built since `snap` (rules, terminals, reports,
+    /// memoised rules).
+    fn restore(&mut self, snap: Snapshot) {
+        self.rules.truncate(snap.rules);
+        self.terms.truncate(snap.terms);
+        self.term_ix.retain(|_, t| (t.0 as usize) < snap.terms);
+        self.memo.retain(|_, r| (r.0 as usize) < snap.rules);
+        self.unenforced.truncate(snap.unenforced);
+        self.any = snap.any;
+        self.depth = snap.depth;
+    }
+
     /// Rewrites `not` and `if`/`then`/`else` of `m` into keywords the
     /// grammar enforces, when the negated schema has an expressible
     /// complement ([`Builder::negate`]): `not: N` becomes `allOf: [¬N]`;
@@ -1038,7 +1139,7 @@ impl<'a> Builder<'a> {
         ptr: &str,
     ) -> Result<Option<Map<String, Value>>> {
         let has_not = matches!(m.get("not"), Some(v) if *v != Value::Bool(false));
-        if !has_not && !m.contains_key("if") {
+        if !self.rewrite || (!has_not && !m.contains_key("if")) {
             return Ok(None);
         }
         let mut out = m.clone();
@@ -1885,7 +1986,10 @@ impl<'a> Builder<'a> {
                 class.push_str(&regex_syntax::escape(&c.to_string()));
             }
             class.push(']');
-            alts.push(format!("{class}{rest}"));
+            // The first character that leaves every name: one alternative
+            // followed by one copy of `rest` (copies multiply the states of
+            // the lexer automaton built from all terminals).
+            let mut diverge = vec![class];
             // Escapes other than the canonical spellings of the next
             // characters of the names (those continue in the trie).
             let escaped: Vec<(String, &Node)> = n
@@ -1899,15 +2003,16 @@ impl<'a> Builder<'a> {
                 .map(|c| regex_syntax::escape(&c.to_string()))
                 .collect();
             if !short.is_empty() {
-                alts.push(format!("\\\\[{short}]{rest}"));
+                diverge.push(format!("\\\\[{short}]"));
             }
             let hexes: Vec<&[u8]> = escaped
                 .iter()
                 .filter_map(|(e, _)| e.strip_prefix("\\u").map(str::as_bytes))
                 .collect();
             if let Some(h) = hex_not_in(&hexes, 0) {
-                alts.push(format!("\\\\u{h}{rest}"));
+                diverge.push(format!("\\\\u{h}"));
             }
+            alts.push(format!("(?:{}){rest}", diverge.join("|")));
             for (c, k) in &n.kids {
                 if depth >= 200 {
                     break;
@@ -2322,7 +2427,7 @@ impl<'a> Builder<'a> {
 
     fn number(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Expr> {
         if m.contains_key("multipleOf") {
-            match multiple_of(m, integer) {
+            match multiple_of(m, integer, self.draft4_integers) {
                 Ok(Some(p)) => return Ok(Expr::Term(self.term("MULTIPLE", &p))),
                 Ok(None) => return Ok(Expr::Alt(Vec::new())),
                 Err(reason) => self.report("multipleOf", ptr, reason, false)?,
@@ -2365,7 +2470,11 @@ impl<'a> Builder<'a> {
         }
         if lo.is_none() && hi.is_none() {
             let (name, re) = if integer {
-                ("INTEGER", INTEGER_RE)
+                if self.draft4_integers {
+                    ("INTEGER", INTEGER_RE_DRAFT4)
+                } else {
+                    ("INTEGER", INTEGER_RE)
+                }
             } else {
                 ("NUMBER", NUMBER_RE)
             };
@@ -2392,7 +2501,12 @@ impl<'a> Builder<'a> {
             self.report("maximum", ptr, "bounds beyond 1e30 are not enforced", true)?;
         }
         let pat = if integer {
-            number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"))
+            let zero_fraction = if self.draft4_integers {
+                ""
+            } else {
+                "(?:\\.0+)?"
+            };
+            number::int_range(int_lo, int_hi).map(|r| format!("{r}{zero_fraction}"))
         } else {
             // Non-integer values: integer-part bounds; exact when the bounds
             // are integers, widened otherwise.
@@ -2838,6 +2952,7 @@ fn value_has_type(v: &Value, types: &[String]) -> bool {
 fn multiple_of(
     m: &Map<String, Value>,
     integer: bool,
+    draft4: bool,
 ) -> std::result::Result<Option<String>, String> {
     let dec = |k: &str| -> std::result::Result<Option<multiple::Decimal>, String> {
         match m.get(k) {
@@ -2865,7 +2980,7 @@ fn multiple_of(
     if let Some(v) = dec("exclusiveMaximum")? {
         hi.push((v, true));
     }
-    multiple::pattern(p, s, integer, &lo, &hi)
+    multiple::pattern(p, s, integer, integer && draft4, &lo, &hi)
 }
 
 /// The `dependentRequired` of schema object `m` (and the draft-7

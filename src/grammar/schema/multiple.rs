@@ -322,6 +322,7 @@ struct Spec {
     p: u128,
     s: u32,
     integer: bool,
+    no_fraction: bool,
     sides: [Option<Side>; 2],
     /// Integer digits past which every comparison is settled.
     cap: u32,
@@ -462,7 +463,7 @@ impl Spec {
                 hi: int_step(st.hi, st.len, d, &side.hi),
                 r: (st.r * 10 + u128::from(d)) % self.p,
             },
-            (Phase::Int | Phase::Zero, None, 10) => {
+            (Phase::Int | Phase::Zero, None, 10) if !self.no_fraction => {
                 let res = |flag: Cmp, b: &Option<Mag>| match b {
                     None => Cmp::Eq,
                     Some(b) => Spec::resolve_int(flag, st.len, b),
@@ -512,7 +513,8 @@ fn side_of(spec: &Spec, neg: bool) -> &Side {
 
 /// The regular expression of the JSON numbers without exponent that are
 /// multiples of `p / 10^s` within all the bounds `lo` and `hi` (`integer`:
-/// with no nonzero fraction digit). `Ok(None)` when no number qualifies.
+/// with no nonzero fraction digit; `no_fraction`: with no fraction at all,
+/// draft 4 integers). `Ok(None)` when no number qualifies.
 ///
 /// # Errors
 /// A message (for the report) when the DFA or the regex would pass
@@ -521,6 +523,7 @@ pub fn pattern(
     p: u128,
     s: u32,
     integer: bool,
+    no_fraction: bool,
     lo: &[Bound],
     hi: &[Bound],
 ) -> Result<Option<String>, String> {
@@ -557,6 +560,7 @@ pub fn pattern(
         p,
         s,
         integer,
+        no_fraction,
         sides: [pos, neg],
         cap,
     };
@@ -988,7 +992,7 @@ mod tests {
                         let lo_b: Vec<Bound> = lo_b.into_iter().collect();
                         let hi_b: Vec<Bound> = hi_b.into_iter().collect();
                         let (nlo, nhi) = scaled_bounds(&lo_b, &hi_b, s).unwrap();
-                        let pat = pattern(p, s, integer, &lo_b, &hi_b)
+                        let pat = pattern(p, s, integer, false, &lo_b, &hi_b)
                             .unwrap_or_else(|e| panic!("{st} {lo:?} {hi:?}: {e}"));
                         let m = pat.as_deref().map(re);
                         for t in &texts {
@@ -1030,7 +1034,7 @@ mod tests {
         ];
         for (st, small) in cases {
             let (p, s) = step(dec(st)).unwrap();
-            match pattern(p, s, false, &[], &[]) {
+            match pattern(p, s, false, false, &[], &[]) {
                 Ok(Some(pat)) => {
                     println!("multipleOf {st}: {} bytes", pat.len());
                     assert_ne!(small, Some(false), "{st}: {} bytes", pat.len());
