@@ -349,30 +349,22 @@ fn search_in(
         }
         budget.spend(1)?;
         if let Some((i, a, k, bound)) = e.wakes.pop() {
-            if i < e.off {
-                // A completion that starts in the base: its waiting items
-                // are all older than it.
-                let base = e.base.expect("states below the offset are a base's");
-                let mut c = base.waiting.get((a - g.n_terms) as u64 * base.n + i as u64);
-                while c != NIL {
-                    budget.spend(1)?;
-                    let (it, next) = base.arena[c as usize];
-                    let (prod, dot, origin, _) = unitem(it);
-                    e.advance(prod, dot, origin, k)?;
-                    c = next;
-                }
-                continue;
-            }
             // Wake the items waiting for `a` at `i` (iteratively, not by
             // recursion: completion cascades can be as deep as the text).
-            let mut c = e.waiting.get(e.side(i, a));
+            // A completion that starts in a base wakes the base's list,
+            // all of whose items are older than it.
+            let base = e.base.filter(|_| i < e.off);
+            let mut c = match base {
+                Some(b) => b.waiting.get((a - g.n_terms) as u64 * b.n + i as u64),
+                None => e.waiting.get(e.side(i, a)),
+            };
             // Lists are newest first; newer cells found this end in `ends`.
-            while c != NIL && c > bound {
+            while base.is_none() && c != NIL && c > bound {
                 c = e.arena[c as usize].1;
             }
             while c != NIL {
                 budget.spend(1)?;
-                let (it, next) = e.arena[c as usize];
+                let (it, next) = base.map_or(&e.arena, |b| &b.arena)[c as usize];
                 let (prod, dot, origin, _) = unitem(it);
                 e.advance(prod, dot, origin, k)?;
                 c = next;
