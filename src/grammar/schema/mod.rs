@@ -17,7 +17,8 @@
 //!   order](#property-order)), each declared property at most once, every
 //!   required one present, extra properties (when allowed) anywhere between
 //!   them. Extra keys are any JSON string whose unescaped text is not a
-//!   declared name (a key written with escapes counts as different from
+//!   declared name in its canonical spelling, escapes included (a key
+//!   spelled otherwise, `"\u0061"` for `"a"`, counts as different from
 //!   every declared name — an over-approximation); an extra key may repeat
 //!   (no context-free grammar can exclude that for unbounded key sets). Declared keys are
 //!   accepted only in their canonical JSON spelling (`serde_json`'s
