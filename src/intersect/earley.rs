@@ -178,8 +178,7 @@ pub(crate) fn base(
         effort: u64::MAX,
         floor: u64::MAX,
     };
-    let (_, base) = search_in(g, dfa, budget, until, Mode::Record(frontier))?;
-    base.ok_or_else(|| crate::error::Error::new(crate::error::ErrorKind::Budget, "no base"))
+    Ok(search_in(g, dfa, budget, until, Mode::Record(frontier))?.1)
 }
 
 /// Whether the goal is reachable when `ext` follows the base's frontier
@@ -250,7 +249,7 @@ fn search_in(
     budget: &mut Budget,
     until: Until,
     mode: Mode<'_>,
-) -> Result<(Chart, Option<Base>)> {
+) -> Result<(Chart, Base)> {
     let started = budget.left();
     let mut stop_after: Option<u64> = None;
     let (off, base_ref) = match mode {
@@ -312,9 +311,7 @@ fn search_in(
             // Where each step lands, closed under ε-moves.
             let mut lands: Vec<Vec<u32>> = Vec::with_capacity(steps.len());
             for &(_, d) in steps {
-                let land = e.close([d], budget)?;
-                lands.push(land.clone());
-                e.closure = land;
+                lands.push(e.close([d], budget)?);
             }
             for &f in from {
                 for &it in base.scans.get(&f).map_or(&[][..], Vec::as_slice) {
@@ -421,15 +418,14 @@ fn search_in(
             e.predict(j, y)?;
         }
     }
-    let base = match mode {
-        Mode::Record(_) => Some(Base {
-            n,
-            waiting: e.waiting,
-            arena: e.arena,
-            scans: e.scans,
-            is_start: e.is_start,
-        }),
-        _ => None,
+    // The tables a base keeps are moved, not copied: keeping them costs
+    // nothing when the chart is not recorded.
+    let base = Base {
+        n,
+        waiting: e.waiting,
+        arena: e.arena,
+        scans: e.scans,
+        is_start: e.is_start,
     };
     Ok((e.chart, base))
 }

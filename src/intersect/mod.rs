@@ -223,12 +223,7 @@ impl Intersector {
     /// terminals are `out`: it is nullable or its FIRST set meets `out`.
     #[inline]
     pub(crate) fn may_begin(&self, x: u32, out: &[u64]) -> bool {
-        if self.nullable[x as usize] {
-            return true;
-        }
-        let w = self.term_words;
-        let f = &self.sym_first[x as usize * w..(x as usize + 1) * w];
-        f.iter().zip(out).any(|(a, b)| a & b != 0)
+        self.nullable[x as usize] || meets(&self.sym_first, self.term_words, x, out)
     }
 
     /// Whether production `p` may be worth predicting at a state whose
@@ -238,12 +233,7 @@ impl Intersector {
     /// completed triple.
     #[inline]
     pub(crate) fn may_start(&self, p: u32, out: &[u64]) -> bool {
-        if self.rhs_nullable[p as usize] {
-            return true;
-        }
-        let w = self.term_words;
-        let f = &self.first[p as usize * w..(p as usize + 1) * w];
-        f.iter().zip(out).any(|(a, b)| a & b != 0)
+        self.rhs_nullable[p as usize] || meets(&self.first, self.term_words, p, out)
     }
 
     fn check_sizes(&self, dfa: &TokenNfa) -> Result<()> {
@@ -369,6 +359,15 @@ impl Intersector {
             shortest: chart.fixpoint,
         }))
     }
+}
+
+/// Whether row `i` of `rows` (bitsets of `w` words each) meets `out`.
+#[inline]
+fn meets(rows: &[u64], w: usize, i: u32, out: &[u64]) -> bool {
+    rows[i as usize * w..(i as usize + 1) * w]
+        .iter()
+        .zip(out)
+        .any(|(a, b)| a & b != 0)
 }
 
 /// FIRST sets: per symbol and per production, a bitset of `n_terms` bits (in words) of

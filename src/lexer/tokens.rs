@@ -257,10 +257,7 @@ impl TokenNfa {
             &[lexer.start],
             false,
         )?;
-        match built {
-            Built::Whole(nfa) => Ok(nfa),
-            Built::Prefix(f) => Ok(f.nfa),
-        }
+        Ok(built.into_nfa())
     }
 
     /// The automaton of `partial` read from lexer states `starts` (each a
@@ -274,7 +271,7 @@ impl TokenNfa {
         budget: &mut Budget,
         max_states: usize,
     ) -> Result<TokenNfa> {
-        match Self::build_in(
+        Ok(Self::build_in(
             lexer,
             cache,
             partial,
@@ -283,10 +280,8 @@ impl TokenNfa {
             max_states,
             starts,
             false,
-        )? {
-            Built::Whole(nfa) => Ok(nfa),
-            Built::Prefix(f) => Ok(f.nfa),
-        }
+        )?
+        .into_nfa())
     }
 
     /// The untrimmed automaton of `left` as the prefix of a longer text
@@ -498,6 +493,16 @@ impl TokenNfa {
 enum Built {
     Whole(TokenNfa),
     Prefix(Frontier),
+}
+
+impl Built {
+    /// The automaton, trimmed or (for a prefix) not.
+    fn into_nfa(self) -> TokenNfa {
+        match self {
+            Built::Whole(nfa) => nfa,
+            Built::Prefix(f) => f.nfa,
+        }
+    }
 }
 
 /// The automaton of a prefix `left` of a longer text, untrimmed and
