@@ -3,7 +3,7 @@
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
-use crate::intersect::{Base, Intersector};
+use crate::intersect::{Base, Intersector, Seed};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
@@ -264,15 +264,22 @@ impl Constraint {
 
     /// See [`Intersector::extend`]: the check of an insertion whose prefix
     /// chart is `base`.
-    pub(crate) fn extend(
-        &self,
-        base: &Base,
-        ext: &TokenNfa,
-        from: &[u32],
-        steps: &[(u32, u32)],
-    ) -> Result<bool> {
+    pub(crate) fn extend(&self, base: &Base, ext: &TokenNfa, seeds: &[Seed<'_>]) -> Result<bool> {
         let mut budget = self.budget("the completability check");
-        self.search.extend(base, ext, from, steps, &mut budget)
+        self.search.extend(base, ext, seeds, &mut budget)
+    }
+
+    /// See [`Intersector::grow`]: the chart of the text before an insertion
+    /// point, moved past accepted bytes.
+    pub(crate) fn grow(
+        &self,
+        base: &mut Base,
+        ext: &TokenNfa,
+        seeds: &[Seed<'_>],
+        frontier: &[u32],
+    ) -> Result<()> {
+        let mut budget = self.budget("the chart of the text before an insertion point");
+        self.search.grow(base, ext, seeds, frontier, &mut budget)
     }
 
     /// Decides whether `partial` is completable, without building a completion.

@@ -43,14 +43,17 @@
 //! `left`, hole limits); a mask costs one relation step per trie node
 //! visited plus that per distinct relation of an allowed prefix.
 //! [`Insertion::advance`] moves the point past accepted bytes in
-//! `O(bytes)`, so an autoregressive loop never re-lexes its prefix (the
-//! chart of the longer `left` is built again on the next new relation).
+//! `O(bytes)`, so an autoregressive loop never re-lexes its prefix, and
+//! grows the chart of `left` by the terminals the bytes emit (one Earley
+//! step over them: the new items and the older items they complete), so
+//! it never re-parses its prefix either: the chart of a whole text is
+//! built once, token by token.
 
 use crate::completable::Constraint;
 use crate::error::Result;
 use crate::hash::FxMap;
-use crate::intersect::Base;
-use crate::lexer::{Frontier, Point, Row, TokenNfa};
+use crate::intersect::{Base, Seed};
+use crate::lexer::{Point, Row, TokenNfa};
 use crate::partial::{Partial, Segment};
 
 /// A vocabulary as a byte trie in preorder: token ids by their bytes, with
@@ -158,6 +161,9 @@ pub struct InsertionStats {
     pub by_prefix: usize,
     /// Questions answered with no check because every lexing died.
     pub dead: usize,
+    /// Moves of the point ([`Insertion::advance`]) that grew the chart of
+    /// the text before it by the accepted bytes instead of dropping it.
+    pub grown: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -215,7 +221,10 @@ pub struct Insertion<'c> {
 /// end at the point take a full check.
 #[derive(Clone, Debug)]
 struct Prefix {
-    frontier: Frontier,
+    /// `(lexer state, automaton state)`: the frontier states of the chart
+    /// per lexer state at the point, sorted (see
+    /// [`crate::lexer::Frontier`]).
+    at: Vec<(u32, u32)>,
     base: Base,
     /// The automaton of `right` read from `l₁`, per `l₁`.
     right: FxMap<u32, TokenNfa>,
@@ -332,7 +341,9 @@ impl<'c> Insertion<'c> {
     }
 
     /// Moves the point past `bytes` (they join `left`), as after a token
-    /// was accepted; answers given so far are forgotten.
+    /// was accepted; answers given so far are forgotten. The chart of
+    /// `left`, once built, grows by the bytes' terminals (an Earley step
+    /// over them) instead of being built again.
     pub fn advance(&mut self, bytes: &[u8]) {
         let mut rows = std::mem::take(&mut self.rows);
         let mut next = std::mem::take(&mut self.next);
@@ -342,10 +353,16 @@ impl<'c> Insertion<'c> {
                 .step(self.constraint.lexer(), &rows, b, &mut next);
             std::mem::swap(&mut rows, &mut next);
         }
+        match self.grow(&rows) {
+            Ok(true) => self.stats.grown += 1,
+            Ok(false) => {}
+            // The chart is built afresh when a check needs it, and an
+            // error that persists is reported then.
+            Err(_) => self.prefix = None,
+        }
         self.point = self.point.advance(&rows);
         self.left.push_text(bytes);
         self.memo.clear();
-        self.prefix = None;
         self.rows = rows;
         self.next = next;
     }
@@ -420,7 +437,7 @@ impl<'c> Insertion<'c> {
         if self.prefix.is_none() {
             let (frontier, base) = c.prefix_chart(&self.left)?;
             self.prefix = Some(Box::new(Prefix {
-                frontier,
+                at: frontier.at,
                 base,
                 right: FxMap::default(),
             }));
@@ -430,14 +447,7 @@ impl<'c> Insertion<'c> {
         };
         let term_sets = &c.lexer().term_sets;
         for &(i, seq, l1) in rows {
-            let l0 = self.point.state(i);
-            let at = &pre.frontier.at;
-            let lo = at.partition_point(|&(l, _)| l < l0);
-            let from: Vec<u32> = at[lo..]
-                .iter()
-                .take_while(|&&(l, _)| l == l0)
-                .map(|&(_, s)| s)
-                .collect();
+            let from: Vec<u32> = frontier_of(&pre.at, self.point.state(i)).collect();
             if from.is_empty() {
                 continue;
             }
@@ -469,7 +479,14 @@ impl<'c> Insertion<'c> {
                         .collect();
                     steps.sort_unstable();
                     steps.dedup();
-                    c.extend(&pre.base, r, &from, &steps)?
+                    c.extend(
+                        &pre.base,
+                        r,
+                        &[Seed {
+                            from: &from,
+                            steps: &steps,
+                        }],
+                    )?
                 }
                 Some((&first, rest)) => {
                     let rest: Vec<&[u32]> =
@@ -482,7 +499,14 @@ impl<'c> Insertion<'c> {
                     };
                     let steps: Vec<(u32, u32)> =
                         term_sets[first as usize].iter().map(|&t| (t, to)).collect();
-                    c.extend(&pre.base, &ext, &from, &steps)?
+                    c.extend(
+                        &pre.base,
+                        &ext,
+                        &[Seed {
+                            from: &from,
+                            steps: &steps,
+                        }],
+                    )?
                 }
             };
             if ok {
@@ -490,6 +514,87 @@ impl<'c> Insertion<'c> {
             }
         }
         Ok(Some(false))
+    }
+
+    /// Moves the chart of `left` (if built) past accepted bytes whose
+    /// relation is `rows`, as the text after them will be `left`: per row
+    /// `(l₀, T₁…T_m, l₁)`, the frontier states of `l₀` are the frontier
+    /// states of `l₁` when `m = 0` (the lexeme goes on; no terminal is
+    /// read), and otherwise lead by `T₁…T_m` to a new frontier state of
+    /// `l₁` (one per `l₁`). The chart grows by that small automaton (see
+    /// the intersection module's `grow`), so an autoregressive loop builds
+    /// the chart of its text once, token by token, instead of once per
+    /// token.
+    fn grow(&mut self, rows: &[Row]) -> Result<bool> {
+        let Some(pre) = self.prefix.as_deref_mut() else {
+            return Ok(false);
+        };
+        let c = self.constraint;
+        let term_sets = &c.lexer().term_sets;
+        let n = pre.base.len() as u32;
+        let mut edges: Vec<Vec<(u32, u32)>> = Vec::new();
+        // (l₁, its new frontier state), (l₀, steps from its frontier).
+        let mut ends: Vec<(u32, u32)> = Vec::new();
+        let mut steps: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
+        let mut at: Vec<(u32, u32)> = Vec::new();
+        for &(i, seq, l1) in rows {
+            let l0 = self.point.state(i);
+            if frontier_of(&pre.at, l0).next().is_none() {
+                continue;
+            }
+            self.point.sequence(seq, &mut self.seq);
+            let Some((&first, rest)) = self.seq.split_first() else {
+                at.extend(frontier_of(&pre.at, l0).map(|s| (l1, s)));
+                continue;
+            };
+            let end = match ends.iter().find(|&&(l, _)| l == l1) {
+                Some(&(_, e)) => e,
+                None => {
+                    edges.push(Vec::new());
+                    let e = edges.len() as u32 - 1;
+                    ends.push((l1, e));
+                    at.push((l1, n + e));
+                    e
+                }
+            };
+            let mut to = end;
+            for &set in rest.iter().rev() {
+                edges.push(term_sets[set as usize].iter().map(|&t| (t, to)).collect());
+                to = edges.len() as u32 - 1;
+            }
+            let k = match steps.iter().position(|&(l, _)| l == l0) {
+                Some(k) => k,
+                None => {
+                    steps.push((l0, Vec::new()));
+                    steps.len() - 1
+                }
+            };
+            steps[k]
+                .1
+                .extend(term_sets[first as usize].iter().map(|&t| (t, to)));
+        }
+        if !edges.is_empty() {
+            let froms: Vec<Vec<u32>> = steps
+                .iter_mut()
+                .map(|(l0, s)| {
+                    s.sort_unstable();
+                    s.dedup();
+                    frontier_of(&pre.at, *l0).collect()
+                })
+                .collect();
+            let seeds: Vec<Seed<'_>> = froms
+                .iter()
+                .zip(&steps)
+                .map(|(from, (_, steps))| Seed { from, steps })
+                .collect();
+            let frontier: Vec<u32> = ends.iter().map(|&(_, e)| e).collect();
+            let ext = TokenNfa::from_edges(edges);
+            c.grow(&mut pre.base, &ext, &seeds, &frontier)?;
+        }
+        at.sort_unstable();
+        at.dedup();
+        pre.at = at;
+        Ok(true)
     }
 
     /// The answer for an insertion of `bytes` whose relation is `rows`
@@ -529,4 +634,13 @@ impl<'c> Insertion<'c> {
         self.memo.insert(self.key.clone().into_boxed_slice(), ok);
         Ok(ok)
     }
+}
+
+/// The frontier states of lexer state `l0` in `at` (sorted pairs).
+fn frontier_of(at: &[(u32, u32)], l0: u32) -> impl Iterator<Item = u32> + '_ {
+    let lo = at.partition_point(|&(l, _)| l < l0);
+    at[lo..]
+        .iter()
+        .take_while(move |&&(l, _)| l == l0)
+        .map(|&(_, s)| s)
 }

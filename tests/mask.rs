@@ -188,37 +188,136 @@ fn cpp_mask_equals_checks_token_by_token() {
     against_checks(&common::cpp::grammar(), &docs, 600, 12, 3);
 }
 
-/// An autoregressive loop: the point advances over a document's bytes in
-/// token-sized steps; at each step `allows` equals the oracle on random
-/// candidates, including the document's own next bytes.
-#[test]
-fn advancing_point_equals_checks() {
-    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
-    let c = Constraint::compile(&g).unwrap();
-    let docs = json_docs();
-    let mut rng = SplitMix64::new(4);
-    let tokens = vocabulary(&docs, 300, &mut rng);
-    for doc in docs.iter().take(30) {
-        let right = Partial::new().hole();
-        let mut at = Insertion::new(&c, &Partial::new(), &right).unwrap();
+/// An autoregressive loop over `docs` (at most `n_docs`): the point
+/// advances over each document's bytes in token-sized steps, with
+/// `right` after it; at each step `allows` equals the oracle on `cands`
+/// random candidates, including the document's own next bytes. Returns the
+/// summed stats.
+fn advancing_against_checks(
+    c: &Constraint,
+    docs: &[Vec<u8>],
+    right_of: impl Fn(&[u8]) -> Partial,
+    n_docs: usize,
+    cands: usize,
+    seed: u64,
+) -> (usize, usize, usize) {
+    let mut rng = SplitMix64::new(seed);
+    let tokens = vocabulary(docs, 300, &mut rng);
+    let (mut grown, mut by_prefix, mut checks) = (0, 0, 0);
+    for doc in docs.iter().take(n_docs) {
+        let right = right_of(doc);
+        let mut at = Insertion::new(c, &Partial::new(), &right).unwrap();
         let mut pos = 0;
         while pos < doc.len() {
             let n = (1 + rng.below(4) as usize).min(doc.len() - pos);
             let own = &doc[pos..pos + n];
             let left = at.left().clone();
             assert_eq!(left, Partial::new().text(&doc[..pos]));
-            assert!(at.allows(own).unwrap(), "the document's own bytes");
-            for _ in 0..20 {
+            assert_eq!(
+                at.allows(own).unwrap(),
+                oracle(c, &left, own, &right, &[]),
+                "the document's own bytes {own:?} after {left:?}"
+            );
+            for _ in 0..cands {
                 let t = &tokens[rng.below(tokens.len() as u64) as usize];
                 assert_eq!(
                     at.allows(t).unwrap(),
-                    oracle(&c, &left, t, &right, &[]),
-                    "{t:?}"
+                    oracle(c, &left, t, &right, &[]),
+                    "{t:?} after {left:?}"
                 );
             }
             at.advance(own);
             pos += n;
         }
+        let st = at.stats();
+        (grown, by_prefix, checks) = (
+            grown + st.grown,
+            by_prefix + st.by_prefix,
+            checks + st.checks,
+        );
+    }
+    (grown, by_prefix, checks)
+}
+
+/// JSON documents, the region open after the point: the chart of the text
+/// before it grows token by token and answers the checks.
+#[test]
+fn advancing_point_equals_checks() {
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let docs = json_docs();
+    let (grown, by_prefix, checks) =
+        advancing_against_checks(&c, &docs, |_| Partial::new().hole(), 30, 20, 4);
+    assert!(grown > 100, "the chart grew {grown} times");
+    assert!(
+        by_prefix * 10 > checks * 9,
+        "{by_prefix} of {checks} checks by the chart"
+    );
+}
+
+/// C++ functions filled from the start with the text after the region
+/// fixed (the closing brace of the function), as autoregressive infilling
+/// does: the point moves over comments, strings, identifiers and keywords
+/// whose lexemes span several steps.
+#[test]
+fn advancing_point_equals_checks_cpp() {
+    let (c, rec) = common::cpp::compiled();
+    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .take(6)
+        .map(|p| p.text.into_bytes())
+        .collect();
+    let right = |_: &[u8]| Partial::new().hole().text("\n");
+    let (grown, by_prefix, _) = advancing_against_checks(&c, &docs, right, 6, 3, 5);
+    assert!(
+        grown > 100 && by_prefix > 100,
+        "grown {grown}, by the chart {by_prefix}"
+    );
+}
+
+/// Small grammars where lexing is the hard part: random texts over a small
+/// alphabet, the point advancing over them a byte or two at a time, every
+/// word of up to 2 bytes asked at each step (the mask), before a hole or a
+/// fixed byte.
+#[test]
+fn small_grammars_advancing_point() {
+    for (k, (src, alphabet)) in small_cases().iter().enumerate() {
+        let g = Grammar::from_lark(src, None).unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let words = all_words(alphabet, 2);
+        let vocab = Vocabulary::new(&words);
+        let mut rng = SplitMix64::new(k as u64);
+        let mut grown = 0;
+        for _ in 0..60 {
+            let len = 1 + rng.below(7) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            let right = match rng.below(3) {
+                0 => Partial::new().hole(),
+                1 => Partial::new().text([alphabet[rng.below(alphabet.len() as u64) as usize]]),
+                _ => Partial::new(),
+            };
+            let mut at = Insertion::new(&c, &Partial::new(), &right).unwrap();
+            let mut pos = 0;
+            while pos < text.len() {
+                let left = at.left().clone();
+                let mask = at.mask(&vocab).unwrap();
+                for (id, w) in words.iter().enumerate() {
+                    assert_eq!(
+                        mask[id],
+                        oracle(&c, &left, w, &right, &[]),
+                        "grammar {k}: {left:?} · {:?} · {right:?}",
+                        String::from_utf8_lossy(w)
+                    );
+                }
+                let n = (1 + rng.below(2) as usize).min(text.len() - pos);
+                at.advance(&text[pos..pos + n]);
+                pos += n;
+            }
+            grown += at.stats().grown;
+        }
+        assert!(grown > 0, "grammar {k}: the chart never grew");
     }
 }
 
@@ -228,45 +327,7 @@ fn advancing_point_equals_checks() {
 /// limits and with every hole limited to 0, 1 or 2 bytes.
 #[test]
 fn small_grammars_every_short_partial() {
-    let cases = [
-        // Keywords inside identifiers, ignored spaces.
-        (
-            r#"
-            start: (KW "(" ID ")")*
-            KW: "if"
-            ID: /[a-z]+/
-            %ignore " "
-            "#,
-            &b"if() "[..],
-        ),
-        // A lexeme that is a prefix of a longer one (maximal munch decides).
-        (
-            r#"
-            start: (A B)*
-            A: "a"
-            B: "ab" | "b"
-            "#,
-            &b"ab"[..],
-        ),
-        // Comments (ignored) that a hole can open and close.
-        (
-            r#"
-            start: "x" ("," "x")*
-            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
-            %ignore COMMENT
-            "#,
-            &b"x,/*"[..],
-        ),
-        // Numbers that may go on (`1` then `.5`).
-        (
-            r#"
-            start: "[" NUM ("," NUM)* "]"
-            NUM: /[0-9]+(\.[0-9]+)?/
-            "#,
-            &b"[1.,]"[..],
-        ),
-    ];
-    for (k, (src, alphabet)) in cases.iter().enumerate() {
+    for (k, (src, alphabet)) in small_cases().iter().enumerate() {
         let g = Grammar::from_lark(src, None).unwrap();
         let c = Constraint::compile(&g).unwrap();
         let words = all_words(alphabet, 2);
@@ -388,4 +449,47 @@ fn qwen2_vocabulary_mask_cost() {
             allowed[allowed.len() - 1]
         );
     }
+}
+
+/// Small grammars built to stress maximal munch, each with a small
+/// alphabet of bytes.
+fn small_cases() -> [(&'static str, &'static [u8]); 4] {
+    [
+        // Keywords inside identifiers, ignored spaces.
+        (
+            r#"
+            start: (KW "(" ID ")")*
+            KW: "if"
+            ID: /[a-z]+/
+            %ignore " "
+            "#,
+            &b"if() "[..],
+        ),
+        // A lexeme that is a prefix of a longer one (maximal munch decides).
+        (
+            r#"
+            start: (A B)*
+            A: "a"
+            B: "ab" | "b"
+            "#,
+            &b"ab"[..],
+        ),
+        // Comments (ignored) that a hole can open and close.
+        (
+            r#"
+            start: "x" ("," "x")*
+            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
+            %ignore COMMENT
+            "#,
+            &b"x,/*"[..],
+        ),
+        // Numbers that may go on (`1` then `.5`).
+        (
+            r#"
+            start: "[" NUM ("," NUM)* "]"
+            NUM: /[0-9]+(\.[0-9]+)?/
+            "#,
+            &b"[1.,]"[..],
+        ),
+    ]
 }

@@ -37,8 +37,12 @@ pub(crate) struct Chart {
     /// Every completed (generating and predicted) nonterminal triple, by
     /// [`Chart::index`].
     done: KeySet,
-    /// Automaton states.
+    /// Automaton states, the base's included (triples may start there).
     n: u64,
+    /// States of the automaton searched (triples end there), numbered
+    /// from `off`.
+    len: u64,
+    off: u32,
     /// Terminals (nonterminal symbols start here).
     n_terms: u32,
     /// A goal triple `(q0, S, f)`, if one completed.
@@ -54,13 +58,13 @@ impl Chart {
     /// The index of triple `(i, A, k)` for nonterminal symbol `A`.
     #[inline]
     fn index(&self, i: u32, a: u32, k: u32) -> u64 {
-        ((a - self.n_terms) as u64 * self.n + i as u64) * self.n + k as u64
+        ((a - self.n_terms) as u64 * self.n + i as u64) * self.len + (k - self.off) as u64
     }
 
     /// The index of the pair (state `p`, terminal `t`).
     #[inline]
     fn scan_index(&self, p: u32, t: u32) -> u64 {
-        t as u64 * self.n + p as u64
+        t as u64 * self.len + (p - self.off) as u64
     }
 
     /// Whether some item scanned terminal `t` at state `p`.
@@ -103,24 +107,28 @@ struct Earley<'a> {
     off: u32,
     /// The chart extended (see [`Base`]).
     base: Option<&'a Base>,
-    /// Recording a base: per state, whether it is a frontier state, and the
-    /// items there with a terminal after the dot.
+    /// Recording a base layer: per state, whether it is a frontier state,
+    /// and the items there with a terminal after the dot.
     record: Vec<bool>,
     scans: FxMap<u32, Vec<u64>>,
-    /// Automaton states, for the table indices.
-    n: u64,
+    /// States of `dfa`: the tables are indexed by states of `dfa` only
+    /// (items, predictions and waiting lists are made there and nowhere
+    /// else), so extending a long base costs what the extension needs.
+    len: u64,
     work: MaxQueue,
     /// Predicted `(nonterminal, state)` pairs.
     predicted: KeySet,
     /// (nonterminal, state) → head of the list of items waiting there.
     waiting: Heads,
-    /// (nonterminal, origin) → head of the list of completed end states.
+    /// (nonterminal, origin) → head of the list of completed end states
+    /// (origins in `dfa` only: an item waits only there).
     ends: Heads,
     /// Arena of list cells `(value, next)`: waiting items or end states.
     arena: Vec<(u64, u32)>,
     chart: Chart,
-    /// The states the start reaches by ε-moves (the start included).
-    is_start: Vec<bool>,
+    /// The states the start reaches by ε-moves (the start included); in an
+    /// extension, the base's (no state of `dfa` is one).
+    is_start: std::borrow::Cow<'a, [bool]>,
     /// Scratch for ε-closures, and the states of the current one.
     eps: EpsClosure,
     closure: Vec<u32>,
@@ -157,14 +165,14 @@ pub(crate) fn search(
     budget: &mut Budget,
     until: Until,
 ) -> Result<Chart> {
-    Ok(search_in(g, dfa, budget, until, Mode::Plain)?.0)
+    Ok(search_in(g, dfa, budget, until, None, &[], None)?.0)
 }
 
 /// The phase-1 chart of a prefix's automaton ([`crate::lexer::Frontier`])
-/// at its fixpoint, kept to be extended by [`extend`]: no goal (the prefix
-/// has no final state), and at the `frontier` states every production is
-/// predicted (what follows the prefix is not known yet) and the items
-/// waiting for a terminal are kept.
+/// at its fixpoint, kept to be extended by [`extend`] and grown by
+/// [`grow`]: no goal (the prefix has no final state), and at the
+/// `frontier` states every production is predicted (what follows the
+/// prefix is not known yet) and the items waiting for a terminal are kept.
 ///
 /// Cost: one fixpoint search over the prefix; the prefix has no hole here,
 /// so its automaton is acyclic and the chart is about linear in its length.
@@ -174,116 +182,163 @@ pub(crate) fn base(
     frontier: &[u32],
     budget: &mut Budget,
 ) -> Result<Base> {
-    let until = Until::Fixpoint {
-        effort: u64::MAX,
-        floor: u64::MAX,
-    };
-    Ok(search_in(g, dfa, budget, until, Mode::Record(frontier))?.1)
+    let (_, layer, is_start) = search_in(g, dfa, budget, FIXPOINT, None, &[], Some(frontier))?;
+    Ok(Base {
+        layers: vec![layer],
+        is_start: is_start.into_owned(),
+    })
 }
 
-/// Whether the goal is reachable when `ext` follows the base's frontier
-/// states `from`: every item at them waiting for a terminal `t` moves over
-/// it to each `ext` state `d` with `(t, d)` in `steps` (sorted), and the
-/// states its ε-moves reach; then the search goes on in `ext` alone,
-/// waking the base's waiting items when a completion starts in the base.
-/// The goal: the grammar's start symbol from a start state of the base to
-/// a final state of `ext`.
+/// Grows `base` by `ext`: the prefix is now the base's followed by `ext`,
+/// entered by the `seeds` (as in [`extend`]), and `frontier` (states of
+/// `ext`) are the new frontier states. The chart of the longer prefix is
+/// the base's plus a layer holding what `ext` adds, searched to its
+/// fixpoint: items and predictions are made only at `ext`'s states, and a
+/// completion that starts in the base wakes the base's waiting items, which
+/// never change again (no item is ever made at a state of an older layer).
+/// This is an Earley parser's step over the terminals an accepted token
+/// emits: its cost is that of the new items, not of the prefix.
+pub(crate) fn grow(
+    g: &Intersector,
+    base: &mut Base,
+    ext: &TokenNfa,
+    seeds: &[Seed<'_>],
+    frontier: &[u32],
+    budget: &mut Budget,
+) -> Result<()> {
+    let (_, layer, _) = search_in(g, ext, budget, FIXPOINT, Some(base), seeds, Some(frontier))?;
+    base.layers.push(layer);
+    Ok(())
+}
+
+/// Phase 1 to its fixpoint, however long that takes.
+const FIXPOINT: Until = Until::Fixpoint {
+    effort: u64::MAX,
+    floor: u64::MAX,
+};
+
+/// How an extension of a [`Base`] is entered: every item at the base's
+/// frontier states `from` waiting for a terminal `t` moves over it to each
+/// state `d` of the extension with `(t, d)` in `steps` (sorted), and the
+/// states its ε-moves reach.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seed<'s> {
+    pub(crate) from: &'s [u32],
+    pub(crate) steps: &'s [(u32, u32)],
+}
+
+/// Whether the goal is reachable when `ext` follows the base as the
+/// `seeds` say; the search goes on in `ext` alone, waking the base's
+/// waiting items when a completion starts in the base. The goal: the
+/// grammar's start symbol from a start state of the base to a final state
+/// of `ext`.
 ///
 /// This answers, for `left · s · right` with `left` the base's prefix, the
 /// question of a full check on the words whose terminals up to the point
-/// follow the base, whose next terminal is one of `steps`, and whose rest
-/// is a word of `ext` from there — without building or searching `left`
-/// again.
+/// follow the base, whose next terminal is one of a seed's steps, and whose
+/// rest is a word of `ext` from there — without building or searching
+/// `left` again.
 pub(crate) fn extend(
     g: &Intersector,
     base: &Base,
     ext: &TokenNfa,
-    from: &[u32],
-    steps: &[(u32, u32)],
+    seeds: &[Seed<'_>],
     budget: &mut Budget,
 ) -> Result<bool> {
-    let mode = Mode::Extend { base, from, steps };
-    Ok(search_in(g, ext, budget, Until::Goal, mode)?
-        .0
-        .goal
-        .is_some())
+    Ok(
+        search_in(g, ext, budget, Until::Goal, Some(base), seeds, None)?
+            .0
+            .goal
+            .is_some(),
+    )
 }
 
-/// A phase-1 chart kept for extension (see [`base`] and [`extend`]).
+/// A phase-1 chart kept for extension (see [`base`], [`grow`] and
+/// [`extend`]): one layer per automaton searched, the first the prefix's
+/// own, each later one grown from the layers before it.
 #[derive(Clone, Debug)]
 pub(crate) struct Base {
-    /// Its states; an extension's states are numbered from here.
-    n: u64,
-    waiting: Heads,
-    arena: Vec<(u64, u32)>,
-    /// Per frontier state: the items there with a terminal after the dot.
-    scans: FxMap<u32, Vec<u64>>,
-    /// The states the start reaches by ε-moves.
+    layers: Vec<Layer>,
+    /// The states the start reaches by ε-moves (all in the first layer).
     is_start: Vec<bool>,
 }
 
+/// The part of a [`Base`] one search made: its states are `off..off + len`.
+#[derive(Clone, Debug)]
+struct Layer {
+    off: u32,
+    len: u32,
+    /// Keyed by `(nonterminal, state - off)`, as the search's tables.
+    waiting: Heads,
+    arena: Vec<(u64, u32)>,
+    /// Per frontier state (by id): the items there with a terminal after
+    /// the dot.
+    scans: FxMap<u32, Vec<u64>>,
+}
+
 impl Base {
-    /// Number of states of the prefix's automaton.
+    /// Number of states of the prefix's automaton, every layer's.
     pub(crate) fn len(&self) -> u64 {
-        self.n
+        self.layers.last().map_or(0, |l| (l.off + l.len) as u64)
+    }
+
+    /// The layer holding state `s`.
+    fn layer(&self, s: u32) -> &Layer {
+        let k = self.layers.partition_point(|l| l.off + l.len <= s);
+        &self.layers[k.min(self.layers.len() - 1)]
+    }
+
+    /// The items at frontier state `f` waiting for a terminal.
+    fn scans(&self, f: u32) -> &[u64] {
+        self.layer(f).scans.get(&f).map_or(&[][..], Vec::as_slice)
     }
 }
 
-/// What a search does besides the plain search.
-#[derive(Clone, Copy)]
-enum Mode<'b> {
-    Plain,
-    /// Keep the chart as a [`Base`] with these frontier states.
-    Record(&'b [u32]),
-    /// Extend a base (see [`extend`]).
-    Extend {
-        base: &'b Base,
-        from: &'b [u32],
-        steps: &'b [(u32, u32)],
-    },
-}
-
-fn search_in(
-    g: &Intersector,
-    dfa: &TokenNfa,
+fn search_in<'a>(
+    g: &'a Intersector,
+    dfa: &'a TokenNfa,
     budget: &mut Budget,
     until: Until,
-    mode: Mode<'_>,
-) -> Result<(Chart, Base)> {
+    base: Option<&'a Base>,
+    seeds: &[Seed<'_>],
+    frontier: Option<&[u32]>,
+) -> Result<(Chart, Layer, std::borrow::Cow<'a, [bool]>)> {
     let started = budget.left();
     let mut stop_after: Option<u64> = None;
-    let (off, base_ref) = match mode {
-        Mode::Extend { base, .. } => (base.n as u32, Some(base)),
-        _ => (0, None),
-    };
-    let n = off as u64 + dfa.len() as u64;
+    let off = base.map_or(0, |b| b.len() as u32);
+    let len = dfa.len() as u64;
     let nts = (g.n_syms - g.n_terms) as u64;
     let ceiling = budget.ceiling();
     let mut e = Earley {
         g,
         dfa,
-        n,
+        len,
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
-        work: MaxQueue::new(n as usize, ceiling)?,
-        predicted: KeySet::new(nts * n, cap(16, dfa.len()), ceiling)?,
-        waiting: Heads::new(nts * n, cap(32, dfa.len()), ceiling)?,
-        ends: Heads::new(nts * n, cap(16, dfa.len()), ceiling)?,
+        work: MaxQueue::new(len as usize, ceiling)?,
+        predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
+        waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling)?,
+        ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling)?,
         arena: Vec::with_capacity(cap(64, dfa.len())),
         chart: Chart {
-            done: KeySet::new(nts * n * n, cap(16, dfa.len()), ceiling)?,
-            n,
+            done: KeySet::new(nts * (off as u64 + len) * len, cap(16, dfa.len()), ceiling)?,
+            n: off as u64 + len,
+            len,
+            off,
             n_terms: g.n_terms,
             goal: None,
             fixpoint: false,
-            scanned: KeySet::new(g.n_terms as u64 * n, cap(4, dfa.len()), ceiling)?,
+            scanned: KeySet::new(g.n_terms as u64 * len, cap(4, dfa.len()), ceiling)?,
         },
         wakes: Vec::new(),
         ceiling,
-        is_start: vec![false; n as usize],
+        is_start: match base {
+            Some(b) => std::borrow::Cow::Borrowed(&b.is_start[..]),
+            None => std::borrow::Cow::Owned(vec![false; dfa.len()]),
+        },
         out: out_terminals(g, dfa, &ceiling)?,
         off,
-        base: base_ref,
+        base,
         record: Vec::new(),
         scans: FxMap::default(),
         eps: EpsClosure::new(dfa),
@@ -291,37 +346,42 @@ fn search_in(
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
-    match mode {
-        Mode::Plain | Mode::Record(_) => {
-            if let Mode::Record(frontier) = mode {
-                e.record = vec![false; dfa.len()];
-                let w = g.term_words;
-                for &f in frontier {
-                    e.record[f as usize] = true;
-                    e.out[f as usize * w..(f as usize + 1) * w].fill(u64::MAX);
-                }
+    if let Some(frontier) = frontier {
+        e.record = vec![false; dfa.len()];
+        let w = g.term_words;
+        for &f in frontier {
+            e.record[f as usize] = true;
+            e.out[f as usize * w..(f as usize + 1) * w].fill(u64::MAX);
+        }
+    }
+    match base {
+        None => {
+            let starts = dfa.closure(&[dfa.start]);
+            for &s in &starts {
+                e.is_start.to_mut()[s as usize] = true;
             }
-            for s in dfa.closure(&[dfa.start]) {
-                e.is_start[s as usize] = true;
+            for s in starts {
                 e.predict(s, g.start)?;
             }
         }
-        Mode::Extend { base, from, steps } => {
-            e.is_start[..base.is_start.len()].copy_from_slice(&base.is_start);
-            // Where each step lands, closed under ε-moves.
-            let mut lands: Vec<Vec<u32>> = Vec::with_capacity(steps.len());
-            for &(_, d) in steps {
-                lands.push(e.close([d], budget)?);
-            }
-            for &f in from {
-                for &it in base.scans.get(&f).map_or(&[][..], Vec::as_slice) {
-                    budget.spend(1)?;
-                    let (prod, dot, origin, _) = unitem(it);
-                    let y = g.prods[prod as usize].1[dot as usize];
-                    let lo = steps.partition_point(|&(t, _)| t < y);
-                    for (x, _) in steps[lo..].iter().enumerate().take_while(|(_, s)| s.0 == y) {
-                        for &k in &lands[lo + x] {
-                            e.advance(prod, dot, origin, k)?;
+        Some(base) => {
+            for seed in seeds {
+                // Where each step lands, closed under ε-moves.
+                let mut lands: Vec<Vec<u32>> = Vec::with_capacity(seed.steps.len());
+                for &(_, d) in seed.steps {
+                    lands.push(e.close([d], budget)?);
+                }
+                for &f in seed.from {
+                    for &it in base.scans(f) {
+                        budget.spend(1)?;
+                        let (prod, dot, origin, _) = unitem(it);
+                        let y = g.prods[prod as usize].1[dot as usize];
+                        let steps = seed.steps;
+                        let lo = steps.partition_point(|&(t, _)| t < y);
+                        for (x, _) in steps[lo..].iter().enumerate().take_while(|(_, s)| s.0 == y) {
+                            for &k in &lands[lo + x] {
+                                e.advance(prod, dot, origin, k)?;
+                            }
                         }
                     }
                 }
@@ -350,18 +410,20 @@ fn search_in(
             // recursion: completion cascades can be as deep as the text).
             // A completion that starts in a base wakes the base's list,
             // all of whose items are older than it.
-            let base = e.base.filter(|_| i < e.off);
-            let mut c = match base {
-                Some(b) => b.waiting.get((a - g.n_terms) as u64 * b.n + i as u64),
+            let layer = e.base.filter(|_| i < e.off).map(|b| b.layer(i));
+            let mut c = match layer {
+                Some(l) => l
+                    .waiting
+                    .get((a - g.n_terms) as u64 * l.len as u64 + (i - l.off) as u64),
                 None => e.waiting.get(e.side(i, a)),
             };
             // Lists are newest first; newer cells found this end in `ends`.
-            while base.is_none() && c != NIL && c > bound {
+            while layer.is_none() && c != NIL && c > bound {
                 c = e.arena[c as usize].1;
             }
             while c != NIL {
                 budget.spend(1)?;
-                let (it, next) = base.map_or(&e.arena, |b| &b.arena)[c as usize];
+                let (it, next) = layer.map_or(&e.arena, |l| &l.arena)[c as usize];
                 let (prod, dot, origin, _) = unitem(it);
                 e.advance(prod, dot, origin, k)?;
                 c = next;
@@ -420,14 +482,14 @@ fn search_in(
     }
     // The tables a base keeps are moved, not copied: keeping them costs
     // nothing when the chart is not recorded.
-    let base = Base {
-        n,
+    let layer = Layer {
+        off,
+        len: len as u32,
         waiting: e.waiting,
         arena: e.arena,
         scans: e.scans,
-        is_start: e.is_start,
     };
-    Ok((e.chart, base))
+    Ok((e.chart, layer, e.is_start))
 }
 
 /// Per state of `dfa`, the bitset of terminals on its edges.
@@ -447,7 +509,7 @@ impl Earley<'_> {
     /// The table index of `(state, nonterminal symbol)`.
     #[inline]
     fn side(&self, s: u32, a: u32) -> u64 {
-        (a - self.g.n_terms) as u64 * self.n + s as u64
+        (a - self.g.n_terms) as u64 * self.len + (s - self.off) as u64
     }
 
     /// The ε-closure of `from` (states of `dfa`, as ids of `dfa`; returned
@@ -480,7 +542,7 @@ impl Earley<'_> {
         let it = item(prod, 1, origin, state);
         #[cfg(debug_assertions)]
         assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
-        self.work.push(state, it)
+        self.work.push(state - self.off, it)
     }
 
     fn predict(&mut self, j: u32, a: u32) -> Fits {
@@ -506,7 +568,7 @@ impl Earley<'_> {
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
-                self.work.push(j, item(p, 0, j, j))?;
+                self.work.push(j - self.off, item(p, 0, j, j))?;
             }
         }
         Ok(())
@@ -528,10 +590,15 @@ impl Earley<'_> {
             return Ok(());
         }
         if a == self.g.start
-            && self.is_start[i as usize]
+            && self.is_start.get(i as usize).copied().unwrap_or(false)
             && self.dfa.finals[(k - self.off) as usize]
         {
             self.chart.goal.get_or_insert(key(i, a, k));
+        }
+        if i < self.off {
+            // No item waits at a base state from now on: the wake reaches
+            // the base's (older) items, and no later item needs the end.
+            return self.ceiling.push(&mut self.wakes, (i, a, k, NIL));
         }
         let s = self.side(i, a);
         let head = self.ends.get(s);

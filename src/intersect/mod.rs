@@ -71,8 +71,8 @@ use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
-pub(crate) use earley::Base;
 use earley::Until;
+pub(crate) use earley::{Base, Seed};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -237,8 +237,12 @@ impl Intersector {
     }
 
     fn check_sizes(&self, dfa: &TokenNfa) -> Result<()> {
+        self.check_states(dfa.len() as u64)
+    }
+
+    /// [`Intersector::check_sizes`] for `n` states.
+    fn check_states(&self, n: u64) -> Result<()> {
         // The phase-1 tables index (symbol or production, state, state).
-        let n = dfa.len() as u64;
         let widest = (self.n_syms as u64).max(self.prods.len() as u64);
         if n > MASK
             || self.n_syms as u64 >= (1 << 22)
@@ -267,10 +271,27 @@ impl Intersector {
         earley::base(self, dfa, frontier, budget)
     }
 
-    /// Whether a word of the grammar reads the base's prefix to one of
-    /// `from`, then a terminal `t` to `ext`'s state `d` for a step `(t, d)`
-    /// of `steps` (sorted), then a word of `ext` from `d` to a final state
-    /// (see [`earley::extend`]).
+    /// Grows `base` by `ext`, entered by `seeds`, with new frontier states
+    /// `frontier` of `ext` (see [`earley::grow`]).
+    ///
+    /// # Errors
+    /// As [`Intersector::check`].
+    pub(crate) fn grow(
+        &self,
+        base: &mut Base,
+        ext: &TokenNfa,
+        seeds: &[Seed<'_>],
+        frontier: &[u32],
+        budget: &mut Budget,
+    ) -> Result<()> {
+        self.fits(base, ext)?;
+        earley::grow(self, base, ext, seeds, frontier, budget)
+    }
+
+    /// Whether a word of the grammar reads the base's prefix to a state of a
+    /// seed's `from`, then a terminal `t` to `ext`'s state `d` for a step
+    /// `(t, d)` of its `steps` (sorted), then a word of `ext` from `d` to a
+    /// final state (see [`earley::extend`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -278,20 +299,19 @@ impl Intersector {
         &self,
         base: &Base,
         ext: &TokenNfa,
-        from: &[u32],
-        steps: &[(u32, u32)],
+        seeds: &[Seed<'_>],
         budget: &mut Budget,
     ) -> Result<bool> {
-        if ext.is_empty() || from.is_empty() {
+        if ext.is_empty() || seeds.iter().all(|s| s.from.is_empty()) {
             return Ok(false);
         }
-        if base.len() + ext.len() as u64 > MASK {
-            return Err(Error::new(
-                ErrorKind::SizeLimit,
-                "automaton too large for the emptiness search",
-            ));
-        }
-        earley::extend(self, base, ext, from, steps, budget)
+        self.fits(base, ext)?;
+        earley::extend(self, base, ext, seeds, budget)
+    }
+
+    /// Whether the states of `base` and `ext` together fit an item.
+    fn fits(&self, base: &Base, ext: &TokenNfa) -> Result<()> {
+        self.check_states(base.len() + ext.len() as u64)
     }
 
     /// Whether some word of the grammar is accepted by `dfa` (phase 1 only).

@@ -445,6 +445,19 @@ impl TokenNfa {
 }
 
 impl TokenNfa {
+    /// An automaton with these edges (per state, sorted), start state 0,
+    /// no ε-move and no final state: the extension a prefix's chart grows
+    /// by (see [`crate::intersect::Intersector::grow`]).
+    pub(crate) fn from_edges(edges: Vec<Vec<(u32, u32)>>) -> TokenNfa {
+        let n = edges.len();
+        TokenNfa {
+            start: 0,
+            finals: vec![false; n],
+            edges,
+            eps: vec![Vec::new(); n],
+            spans: vec![NO_SPAN; n],
+        }
+    }
     /// The automaton reading one terminal of each of `sets` in turn, then
     /// a word of `then`; with its state where the first of `sets` leads
     /// (an extension of a prefix whose next terminal is in `first`, see
