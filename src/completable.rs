@@ -3,7 +3,7 @@
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
-use crate::intersect::{Base, Intersector, Seed};
+use crate::intersect::{Base, Intersector, Seed, Tail};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
@@ -262,6 +262,21 @@ impl Constraint {
         )
     }
 
+    /// The automaton of `right` read from `l1` as a [`Tail`] (its chart
+    /// kept across the checks that end in it).
+    pub(crate) fn suffix_tail(&self, right: &Partial, l1: u32) -> Result<Tail> {
+        let nfa = self.suffix_automaton(right, l1)?;
+        self.search.tail(nfa)
+    }
+
+    /// See [`Intersector::search_tail`]: the check of an insertion whose
+    /// prefix chart is `base` and whose text after it is `tail`, from the
+    /// frontier states `from`.
+    pub(crate) fn search_tail(&self, base: &Base, tail: &mut Tail, from: &[u32]) -> Result<bool> {
+        let mut budget = self.budget("the completability check");
+        self.search.search_tail(base, tail, from, &mut budget)
+    }
+
     /// See [`Intersector::extend`]: the check of an insertion whose prefix
     /// chart is `base`.
     pub(crate) fn extend(&self, base: &Base, ext: &TokenNfa, seeds: &[Seed<'_>]) -> Result<bool> {
@@ -277,9 +292,11 @@ impl Constraint {
         ext: &TokenNfa,
         seeds: &[Seed<'_>],
         frontier: &[u32],
+        next: Option<&[u64]>,
     ) -> Result<()> {
         let mut budget = self.budget("the chart of the text before an insertion point");
-        self.search.grow(base, ext, seeds, frontier, &mut budget)
+        self.search
+            .grow(base, ext, seeds, frontier, next, &mut budget)
     }
 
     /// Decides whether `partial` is completable, without building a completion.

@@ -36,6 +36,11 @@
 //!   Same answers (the mask tests compare every token with a full check and
 //!   assert that both ways are used); over Qwen2's 151,667 tokens a C++
 //!   mask took a median 161 ms with a full check per relation, 31 ms so.
+//!   The chart of `right` from `l₁` is kept too once a second relation
+//!   ends there (its items whose origin is in `right` do not depend on the
+//!   relation; the intersection module's `Tail`), so an autoregressive
+//!   loop, whose `right` never changes, searches it about once per region
+//!   instead of once per new relation.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -52,7 +57,7 @@
 use crate::completable::Constraint;
 use crate::error::Result;
 use crate::hash::FxMap;
-use crate::intersect::{Base, Seed};
+use crate::intersect::{Base, Seed, Tail};
 use crate::lexer::{Point, Row, TokenNfa};
 use crate::partial::{Partial, Segment};
 
@@ -219,15 +224,27 @@ pub struct Insertion<'c> {
 /// the relation's language is the union of its rows', so the answer is the
 /// full check's. Hole limits, a hole in `left`, and a row whose word may
 /// end at the point take a full check.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Prefix {
     /// `(lexer state, automaton state)`: the frontier states of the chart
     /// per lexer state at the point, sorted (see
     /// [`crate::lexer::Frontier`]).
     at: Vec<(u32, u32)>,
     base: Base,
-    /// The automaton of `right` read from `l₁`, per `l₁`.
-    right: FxMap<u32, TokenNfa>,
+    /// The automaton of `right` read from `l₁` with its kept chart, per
+    /// `l₁`.
+    right: FxMap<u32, Tail>,
+}
+
+impl Clone for Prefix {
+    /// The charts of `right` are a cache: a clone starts without them.
+    fn clone(&self) -> Prefix {
+        Prefix {
+            at: self.at.clone(),
+            base: self.base.clone(),
+            right: FxMap::default(),
+        }
+    }
 }
 
 impl<'c> Insertion<'c> {
@@ -454,59 +471,68 @@ impl<'c> Insertion<'c> {
             let r = match pre.right.entry(l1) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(c.suffix_automaton(&self.right, l1)?)
+                    e.insert(c.suffix_tail(&self.right, l1)?)
                 }
             };
-            let r = &*r;
             if r.is_empty() {
                 continue;
             }
             self.point.sequence(seq, &mut self.seq);
-            let ok = match self.seq.split_first() {
-                None => {
-                    // No terminal ends inside the insertion: the lexeme in
-                    // progress goes on into `right`, so the frontier's
-                    // items scan the terminals `right` starts with.
-                    let start = r.closure(&[r.start]);
-                    if start.iter().any(|&q| r.finals[q as usize]) {
-                        // The word may end at the point: the base has no
-                        // final state to say so; a full check does.
-                        return Ok(None);
-                    }
-                    let mut steps: Vec<(u32, u32)> = start
-                        .iter()
-                        .flat_map(|&q| r.edges[q as usize].iter().copied())
-                        .collect();
-                    steps.sort_unstable();
-                    steps.dedup();
-                    c.extend(
-                        &pre.base,
-                        r,
-                        &[Seed {
-                            from: &from,
-                            steps: &steps,
-                        }],
-                    )?
-                }
-                Some((&first, rest)) => {
+            let ok = match (self.seq.split_first(), r.accepts_empty()) {
+                // The word may end at the point: the base has no final
+                // state to say so; a full check does.
+                (None, true) => return Ok(None),
+                // The lexeme in progress goes on into `right`: the
+                // frontier's items scan the terminals `right` starts with.
+                (None, false) => c.search_tail(&pre.base, r, &from),
+                // The word may end after the insertion's terminals: they
+                // and `right` as one automaton, searched afresh.
+                (Some((&first, rest)), true) => {
                     let rest: Vec<&[u32]> =
                         rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
-                    let (ext, to) = if rest.is_empty() {
-                        (std::borrow::Cow::Borrowed(r), r.start)
-                    } else {
-                        let (ext, to) = TokenNfa::chain(&rest, r);
-                        (std::borrow::Cow::Owned(ext), to)
-                    };
+                    let (ext, to) = TokenNfa::chain(&rest, r.nfa());
                     let steps: Vec<(u32, u32)> =
                         term_sets[first as usize].iter().map(|&t| (t, to)).collect();
-                    c.extend(
-                        &pre.base,
-                        &ext,
-                        &[Seed {
-                            from: &from,
-                            steps: &steps,
-                        }],
-                    )?
+                    let seeds = [Seed {
+                        from: &from,
+                        steps: &steps,
+                    }];
+                    c.extend(&pre.base, &ext, &seeds)
+                }
+                // The insertion's terminals grow the chart for this search
+                // only (their last state the frontier), then `right`'s kept
+                // chart goes on from there.
+                (Some((&first, rest)), false) => {
+                    let m = rest.len() as u32 + 1;
+                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
+                        .map(|j| match rest.get(j as usize) {
+                            Some(&set) => term_sets[set as usize]
+                                .iter()
+                                .map(|&t| (t, j + 1))
+                                .collect(),
+                            None => Vec::new(),
+                        })
+                        .collect();
+                    let steps: Vec<(u32, u32)> =
+                        term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
+                    let seeds = [Seed {
+                        from: &from,
+                        steps: &steps,
+                    }];
+                    let end = pre.base.len() as u32 + m - 1;
+                    let ext = TokenNfa::from_edges(edges);
+                    c.grow(&mut pre.base, &ext, &seeds, &[m - 1], Some(r.first()))?;
+                    let ok = c.search_tail(&pre.base, r, &[end]);
+                    pre.base.pop();
+                    ok
+                }
+            };
+            let ok = match ok {
+                Ok(ok) => ok,
+                Err(e) => {
+                    // The kept chart may be inconsistent now.
+                    pre.right.remove(&l1);
+                    return Err(e);
                 }
             };
             if ok {
@@ -589,7 +615,7 @@ impl<'c> Insertion<'c> {
                 .collect();
             let frontier: Vec<u32> = ends.iter().map(|&(_, e)| e).collect();
             let ext = TokenNfa::from_edges(edges);
-            c.grow(&mut pre.base, &ext, &seeds, &frontier)?;
+            c.grow(&mut pre.base, &ext, &seeds, &frontier, None)?;
         }
         at.sort_unstable();
         at.dedup();

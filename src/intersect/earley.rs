@@ -33,14 +33,12 @@ use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
 
 /// The completed triples of phase 1 and whether the goal was reached.
+/// The completed triples of phase 1 and whether the goal was reached.
 pub(crate) struct Chart {
-    /// Every completed (generating and predicted) nonterminal triple, by
-    /// [`Chart::index`].
+    /// Every completed (generating and predicted) nonterminal triple whose
+    /// origin is a state of the automaton searched, by [`Chart::index`].
     done: KeySet,
-    /// Automaton states, the base's included (triples may start there).
-    n: u64,
-    /// States of the automaton searched (triples end there), numbered
-    /// from `off`.
+    /// States of the automaton searched, numbered from `off`.
     len: u64,
     off: u32,
     /// Terminals (nonterminal symbols start here).
@@ -55,10 +53,12 @@ pub(crate) struct Chart {
 }
 
 impl Chart {
-    /// The index of triple `(i, A, k)` for nonterminal symbol `A`.
+    /// The index of triple `(i, A, k)` for nonterminal symbol `A` (both
+    /// ends states of the automaton searched).
     #[inline]
     fn index(&self, i: u32, a: u32, k: u32) -> u64 {
-        ((a - self.n_terms) as u64 * self.n + i as u64) * self.len + (k - self.off) as u64
+        ((a - self.n_terms) as u64 * self.len + (i - self.off) as u64) * self.len
+            + (k - self.off) as u64
     }
 
     /// The index of the pair (state `p`, terminal `t`).
@@ -99,32 +99,77 @@ fn unitem(it: u64) -> (u32, u32, u32, u32) {
     )
 }
 
-struct Earley<'a> {
-    g: &'a Intersector,
-    /// The automaton searched; its state `s` has the id `off + s` here
-    /// (`off` is the size of the base when extending one, else 0).
-    dfa: &'a TokenNfa,
-    off: u32,
-    /// The chart extended (see [`Base`]).
-    base: Option<&'a Base>,
-    /// Recording a base layer: per state, whether it is a frontier state,
-    /// and the items there with a terminal after the dot.
-    record: Vec<bool>,
-    scans: FxMap<u32, Vec<u64>>,
-    /// States of `dfa`: the tables are indexed by states of `dfa` only
-    /// (items, predictions and waiting lists are made there and nowhere
-    /// else), so extending a long base costs what the extension needs.
-    len: u64,
+/// The tables of the items at the states of the automaton searched: all of
+/// them, or (searching a [`Tail`]) those whose origin is there too.
+struct Own {
     work: MaxQueue,
     /// Predicted `(nonterminal, state)` pairs.
     predicted: KeySet,
     /// (nonterminal, state) → head of the list of items waiting there.
     waiting: Heads,
     /// (nonterminal, origin) → head of the list of completed end states
-    /// (origins in `dfa` only: an item waits only there).
+    /// (origins here only: an item waits only here).
     ends: Heads,
     /// Arena of list cells `(value, next)`: waiting items or end states.
     arena: Vec<(u64, u32)>,
+    /// Completed triples from here, by [`Chart::index`].
+    done: KeySet,
+    /// Per state, `g.term_words` words: the terminals on its edges (see
+    /// [`Intersector::may_start`]).
+    out: Vec<u64>,
+}
+
+impl Own {
+    fn new(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
+        let len = dfa.len() as u64;
+        let nts = (g.n_syms - g.n_terms) as u64;
+        // Hash tables (large inputs) are sized for a few dozen items per
+        // state: growing them was a tenth of a check's time.
+        Ok(Own {
+            work: MaxQueue::new(len as usize, ceiling)?,
+            predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
+            waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling)?,
+            ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling)?,
+            arena: Vec::with_capacity(cap(64, dfa.len())),
+            done: KeySet::new(nts * len * len, cap(16, dfa.len()), ceiling)?,
+            out: out_terminals(g, dfa, &ceiling)?,
+        })
+    }
+}
+
+/// The items of one search of a [`Tail`] whose origin is before it (in the
+/// base): dropped when the search ends.
+struct Temp {
+    waiting: Heads,
+    arena: Vec<(u64, u32)>,
+}
+
+struct Earley<'a> {
+    g: &'a Intersector,
+    /// The automaton searched; its state `s` has the id `off + s` here.
+    dfa: &'a TokenNfa,
+    off: u32,
+    /// States of `dfa`: the tables are indexed by states of `dfa` only
+    /// (items, predictions and waiting lists are made there and nowhere
+    /// else), so extending a long base costs what the extension needs.
+    len: u64,
+    /// The chart extended (see [`Base`]); its state `s` has the id
+    /// `base_at + s` here.
+    base: Option<&'a Base>,
+    base_at: u32,
+    /// Recording a base layer: per state, whether it is a frontier state,
+    /// and the items there with a terminal after the dot.
+    record: Vec<bool>,
+    scans: FxMap<u32, Vec<u64>>,
+    own: Own,
+    /// Searching a [`Tail`]: the items whose origin is in the base.
+    temp: Option<Temp>,
+    /// The goal was found; only the tail's own items are still processed.
+    draining: bool,
+    /// Completed triples whose origin is in the base, by (symbol, origin,
+    /// end); ids are below `n_ids`.
+    far: KeySet,
+    n_ids: u64,
     chart: Chart,
     /// The states the start reaches by ε-moves (the start included); in an
     /// extension, the base's (no state of `dfa` is one).
@@ -135,14 +180,12 @@ struct Earley<'a> {
     /// Debug builds check that no item is made twice (see the module docs).
     #[cfg(debug_assertions)]
     made: crate::hash::FxSet<u64>,
-    /// `(origin, symbol, end, cell)`: `cell` is the completion's cell in
-    /// `ends`; waiting cells from then on already saw it.
-    wakes: Vec<(u32, u32, u32, u32)>,
+    /// `(origin, symbol, end, cell, temp cell)`: `cell` is the completion's
+    /// cell in `ends` and `temp cell` the length of the temporary arena
+    /// then; waiting cells from then on already saw it.
+    wakes: Vec<(u32, u32, u32, u32, u32)>,
     /// What the tables may grow to.
     ceiling: Ceiling,
-    /// Per state, `g.term_words` words: the terminals on its edges (see
-    /// [`Intersector::may_start`]).
-    out: Vec<u64>,
 }
 
 /// How long phase 1 runs.
@@ -165,7 +208,12 @@ pub(crate) fn search(
     budget: &mut Budget,
     until: Until,
 ) -> Result<Chart> {
-    Ok(search_in(g, dfa, budget, until, None, &[], None)?.0)
+    let own = Own::new(g, dfa, budget.ceiling())?;
+    let s = Search {
+        until,
+        ..Search::default()
+    };
+    Ok(search_in(g, dfa, budget, own, s)?.0)
 }
 
 /// The phase-1 chart of a prefix's automaton ([`crate::lexer::Frontier`])
@@ -182,7 +230,12 @@ pub(crate) fn base(
     frontier: &[u32],
     budget: &mut Budget,
 ) -> Result<Base> {
-    let (_, layer, is_start) = search_in(g, dfa, budget, FIXPOINT, None, &[], Some(frontier))?;
+    let own = Own::new(g, dfa, budget.ceiling())?;
+    let s = Search {
+        frontier: Some((frontier, None)),
+        ..Search::default()
+    };
+    let (_, layer, is_start, _) = search_in(g, dfa, budget, own, s)?;
     Ok(Base {
         layers: vec![layer],
         is_start: is_start.into_owned(),
@@ -191,22 +244,31 @@ pub(crate) fn base(
 
 /// Grows `base` by `ext`: the prefix is now the base's followed by `ext`,
 /// entered by the `seeds` (as in [`extend`]), and `frontier` (states of
-/// `ext`) are the new frontier states. The chart of the longer prefix is
-/// the base's plus a layer holding what `ext` adds, searched to its
-/// fixpoint: items and predictions are made only at `ext`'s states, and a
-/// completion that starts in the base wakes the base's waiting items, which
-/// never change again (no item is ever made at a state of an older layer).
-/// This is an Earley parser's step over the terminals an accepted token
-/// emits: its cost is that of the new items, not of the prefix.
+/// `ext`) are the new frontier states, followed by a terminal of the
+/// bitset `next` (`None`: any). The chart of the longer prefix is the
+/// base's plus a layer holding what `ext` adds, searched to its fixpoint:
+/// items and predictions are made only at `ext`'s states, and a completion
+/// that starts in the base wakes the base's waiting items, which never
+/// change again (no item is ever made at a state of an older layer). This
+/// is an Earley parser's step over the terminals an accepted token emits:
+/// its cost is that of the new items, not of the prefix.
 pub(crate) fn grow(
     g: &Intersector,
     base: &mut Base,
     ext: &TokenNfa,
     seeds: &[Seed<'_>],
     frontier: &[u32],
+    next: Option<&[u64]>,
     budget: &mut Budget,
 ) -> Result<()> {
-    let (_, layer, _) = search_in(g, ext, budget, FIXPOINT, Some(base), seeds, Some(frontier))?;
+    let own = Own::new(g, ext, budget.ceiling())?;
+    let s = Search {
+        base: Some(&*base),
+        seeds,
+        frontier: Some((frontier, next)),
+        ..Search::default()
+    };
+    let (_, layer, _, _) = search_in(g, ext, budget, own, s)?;
     base.layers.push(layer);
     Ok(())
 }
@@ -245,12 +307,144 @@ pub(crate) fn extend(
     seeds: &[Seed<'_>],
     budget: &mut Budget,
 ) -> Result<bool> {
-    Ok(
-        search_in(g, ext, budget, Until::Goal, Some(base), seeds, None)?
-            .0
-            .goal
-            .is_some(),
-    )
+    let own = Own::new(g, ext, budget.ceiling())?;
+    let s = Search {
+        until: Until::Goal,
+        base: Some(base),
+        seeds,
+        ..Search::default()
+    };
+    Ok(search_in(g, ext, budget, own, s)?.0.goal.is_some())
+}
+
+/// The automaton of the text after an insertion point with the part of its
+/// chart that does not depend on what comes before it: the items whose
+/// origin is one of its states (predicted there), their completions and
+/// waiting lists, kept across searches ([`Tail::search`]). A search from a
+/// base makes the items whose origin is in the base (dropped after it) and
+/// the predictions they need; the tail's own items are then processed to
+/// their fixpoint before the search returns, so the next search finds every
+/// completion of what was predicted so far and adds only what it predicts
+/// anew. Over the many relations of one insertion point — and over every
+/// point of an autoregressive loop, where the text after the point stays
+/// the same — the text after the point is searched about once.
+pub(crate) struct Tail {
+    nfa: TokenNfa,
+    /// The kept chart, from the second search on; `None` before, and after
+    /// a search failed (its tables may be inconsistent).
+    own: Option<Own>,
+    /// Searches so far.
+    searches: u32,
+    /// The steps out of the start's ε-closure, sorted, and their
+    /// terminals as a bitset.
+    steps: Vec<(u32, u32)>,
+    first: Vec<u64>,
+    /// Whether the start's ε-closure holds a final state.
+    accepts_empty: bool,
+}
+
+impl std::fmt::Debug for Tail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tail")
+            .field("states", &self.nfa.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tail {
+    /// The tail of `nfa`, nothing searched yet.
+    pub(crate) fn new(g: &Intersector, nfa: TokenNfa) -> Tail {
+        let start = match nfa.is_empty() {
+            true => Vec::new(),
+            false => nfa.closure(&[nfa.start]),
+        };
+        let accepts_empty = start.iter().any(|&q| nfa.finals[q as usize]);
+        let mut steps: Vec<(u32, u32)> = start
+            .iter()
+            .flat_map(|&q| nfa.edges[q as usize].iter().copied())
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        let mut first = vec![0u64; g.term_words];
+        for &(t, _) in &steps {
+            first[t as usize / 64] |= 1 << (t % 64);
+        }
+        Tail {
+            nfa,
+            own: None,
+            searches: 0,
+            steps,
+            first,
+            accepts_empty,
+        }
+    }
+
+    /// The automaton.
+    pub(crate) fn nfa(&self) -> &TokenNfa {
+        &self.nfa
+    }
+
+    /// Whether the automaton accepts nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nfa.is_empty()
+    }
+
+    /// Whether the automaton accepts the empty word.
+    pub(crate) fn accepts_empty(&self) -> bool {
+        self.accepts_empty
+    }
+
+    /// The terminals a word of the automaton may start with, as a bitset.
+    pub(crate) fn first(&self) -> &[u64] {
+        &self.first
+    }
+
+    /// Whether the goal is reachable when the automaton follows the base's
+    /// frontier states `from` (every item there waiting for a terminal the
+    /// automaton starts with moves into it): [`extend`] with the tail's own
+    /// items reused and kept.
+    ///
+    /// # Errors
+    /// As [`extend`]; the tail is then unusable (and says so on every later
+    /// search).
+    pub(crate) fn search(
+        &mut self,
+        g: &Intersector,
+        base: &Base,
+        from: &[u32],
+        budget: &mut Budget,
+    ) -> Result<bool> {
+        let seeds = [Seed {
+            from,
+            steps: &self.steps,
+        }];
+        self.searches += 1;
+        if self.searches == 1 {
+            // Most tails of a mask's walk are searched once: race to the
+            // goal and keep nothing (keeping costs the fixpoint).
+            return extend(g, base, &self.nfa, &seeds, budget);
+        }
+        let own = match self.own.take() {
+            Some(own) => own,
+            None if self.searches == 2 => Own::new(g, &self.nfa, budget.ceiling())?,
+            None => {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorKind::Budget,
+                    "an earlier search of the text after this insertion point failed",
+                ))
+            }
+        };
+        let s = Search {
+            until: Until::Goal,
+            base: Some(base),
+            seeds: &seeds,
+            tail: true,
+            ..Search::default()
+        };
+        let (chart, _, _, own) = search_in(g, &self.nfa, budget, own, s)?;
+        self.own = Some(own);
+        Ok(chart.goal.is_some())
+    }
 }
 
 /// A phase-1 chart kept for extension (see [`base`], [`grow`] and
@@ -282,6 +476,13 @@ impl Base {
         self.layers.last().map_or(0, |l| (l.off + l.len) as u64)
     }
 
+    /// Drops the last layer grown (a search's temporary extension).
+    pub(crate) fn pop(&mut self) {
+        if self.layers.len() > 1 {
+            self.layers.pop();
+        }
+    }
+
     /// The layer holding state `s`.
     fn layer(&self, s: u32) -> &Layer {
         let k = self.layers.partition_point(|l| l.off + l.len <= s);
@@ -294,35 +495,72 @@ impl Base {
     }
 }
 
+/// What a search does besides the plain search.
+#[derive(Default)]
+struct Search<'b> {
+    until: Until,
+    /// The chart extended.
+    base: Option<&'b Base>,
+    seeds: &'b [Seed<'b>],
+    /// Record a base layer: its frontier states, and the terminals that may
+    /// follow them (`None`: any).
+    frontier: Option<(&'b [u32], Option<&'b [u64]>)>,
+    /// The automaton is a [`Tail`]'s: its states come first, the base's
+    /// after them, items whose origin is in the base are temporary.
+    tail: bool,
+}
+
+impl Default for Until {
+    fn default() -> Until {
+        FIXPOINT
+    }
+}
+
 fn search_in<'a>(
     g: &'a Intersector,
     dfa: &'a TokenNfa,
     budget: &mut Budget,
-    until: Until,
-    base: Option<&'a Base>,
-    seeds: &[Seed<'_>],
-    frontier: Option<&[u32]>,
-) -> Result<(Chart, Layer, std::borrow::Cow<'a, [bool]>)> {
+    own: Own,
+    s: Search<'a>,
+) -> Result<(Chart, Layer, std::borrow::Cow<'a, [bool]>, Own)> {
     let started = budget.left();
     let mut stop_after: Option<u64> = None;
-    let off = base.map_or(0, |b| b.len() as u32);
+    let base_len = s.base.map_or(0, |b| b.len() as u32);
     let len = dfa.len() as u64;
+    // Ids: a tail's states first, then the base's; else the base's first.
+    let (off, base_at) = if s.tail {
+        (0, len as u32)
+    } else {
+        (base_len, 0)
+    };
+    let n = base_len as u64 + len;
     let nts = (g.n_syms - g.n_terms) as u64;
     let ceiling = budget.ceiling();
     let mut e = Earley {
         g,
         dfa,
         len,
-        // Hash tables (large inputs) are sized for a few dozen items per
-        // state: growing them was a tenth of a check's time.
-        work: MaxQueue::new(len as usize, ceiling)?,
-        predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
-        waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling)?,
-        ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling)?,
-        arena: Vec::with_capacity(cap(64, dfa.len())),
+        off,
+        base: s.base,
+        base_at,
+        own,
+        temp: match s.tail {
+            true => Some(Temp {
+                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling)?,
+                arena: Vec::new(),
+            }),
+            false => None,
+        },
+        draining: false,
+        // Only triples from a base are far.
+        far: KeySet::new(
+            if s.base.is_some() { nts * n * len } else { 0 },
+            cap(4, dfa.len()),
+            ceiling,
+        )?,
+        n_ids: n,
         chart: Chart {
-            done: KeySet::new(nts * (off as u64 + len) * len, cap(16, dfa.len()), ceiling)?,
-            n: off as u64 + len,
+            done: KeySet::new(0, 0, ceiling)?,
             len,
             off,
             n_terms: g.n_terms,
@@ -332,13 +570,10 @@ fn search_in<'a>(
         },
         wakes: Vec::new(),
         ceiling,
-        is_start: match base {
+        is_start: match s.base {
             Some(b) => std::borrow::Cow::Borrowed(&b.is_start[..]),
             None => std::borrow::Cow::Owned(vec![false; dfa.len()]),
         },
-        out: out_terminals(g, dfa, &ceiling)?,
-        off,
-        base,
         record: Vec::new(),
         scans: FxMap::default(),
         eps: EpsClosure::new(dfa),
@@ -346,26 +581,35 @@ fn search_in<'a>(
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
-    if let Some(frontier) = frontier {
-        e.record = vec![false; dfa.len()];
-        let w = g.term_words;
-        for &f in frontier {
-            e.record[f as usize] = true;
-            e.out[f as usize * w..(f as usize + 1) * w].fill(u64::MAX);
+    let saved_out = match s.frontier {
+        Some((frontier, next)) => {
+            e.record = vec![false; dfa.len()];
+            let w = g.term_words;
+            let saved = e.own.out.clone();
+            for &f in frontier {
+                e.record[f as usize] = true;
+                let out = &mut e.own.out[f as usize * w..(f as usize + 1) * w];
+                match next {
+                    Some(next) => out.copy_from_slice(next),
+                    None => out.fill(u64::MAX),
+                }
+            }
+            Some(saved)
         }
-    }
-    match base {
+        None => None,
+    };
+    match s.base {
         None => {
             let starts = dfa.closure(&[dfa.start]);
-            for &s in &starts {
-                e.is_start.to_mut()[s as usize] = true;
+            for &q in &starts {
+                e.is_start.to_mut()[q as usize] = true;
             }
-            for s in starts {
-                e.predict(s, g.start)?;
+            for q in starts {
+                e.predict(q, g.start)?;
             }
         }
         Some(base) => {
-            for seed in seeds {
+            for seed in s.seeds {
                 // Where each step lands, closed under ε-moves.
                 let mut lands: Vec<Vec<u32>> = Vec::with_capacity(seed.steps.len());
                 for &(_, d) in seed.steps {
@@ -380,7 +624,7 @@ fn search_in<'a>(
                         let lo = steps.partition_point(|&(t, _)| t < y);
                         for (x, _) in steps[lo..].iter().enumerate().take_while(|(_, s)| s.0 == y) {
                             for &k in &lands[lo + x] {
-                                e.advance(prod, dot, origin, k)?;
+                                e.advance(prod, dot, base_at + origin, k)?;
                             }
                         }
                     }
@@ -389,9 +633,13 @@ fn search_in<'a>(
         }
     }
     loop {
-        if e.chart.goal.is_some() {
+        if e.chart.goal.is_some() && !e.draining {
             let spent = started - budget.left();
-            match (until, stop_after) {
+            match (s.until, stop_after) {
+                (Until::Goal, _) if s.tail => {
+                    // Finish the tail's own items (see [`Tail`]).
+                    e.draining = true;
+                }
                 (Until::Goal, _) => break,
                 (Until::Fixpoint { effort, floor }, None) => {
                     stop_after = Some(
@@ -405,36 +653,18 @@ fn search_in<'a>(
             }
         }
         budget.spend(1)?;
-        if let Some((i, a, k, bound)) = e.wakes.pop() {
-            // Wake the items waiting for `a` at `i` (iteratively, not by
-            // recursion: completion cascades can be as deep as the text).
-            // A completion that starts in a base wakes the base's list,
-            // all of whose items are older than it.
-            let layer = e.base.filter(|_| i < e.off).map(|b| b.layer(i));
-            let mut c = match layer {
-                Some(l) => l
-                    .waiting
-                    .get((a - g.n_terms) as u64 * l.len as u64 + (i - l.off) as u64),
-                None => e.waiting.get(e.side(i, a)),
-            };
-            // Lists are newest first; newer cells found this end in `ends`.
-            while layer.is_none() && c != NIL && c > bound {
-                c = e.arena[c as usize].1;
-            }
-            while c != NIL {
-                budget.spend(1)?;
-                let (it, next) = layer.map_or(&e.arena, |l| &l.arena)[c as usize];
-                let (prod, dot, origin, _) = unitem(it);
-                e.advance(prod, dot, origin, k)?;
-                c = next;
-            }
+        if let Some(wake) = e.wakes.pop() {
+            e.wake(wake, budget)?;
             continue;
         }
-        let Some(it) = e.work.pop() else {
+        let Some(it) = e.own.work.pop() else {
             e.chart.fixpoint = true;
             break;
         };
         let (prod, dot, origin, j) = unitem(it);
+        if e.draining && !e.is_own(origin) {
+            continue;
+        }
         let (_, rhs, _) = g.prods[prod as usize];
         let y = rhs[dot as usize];
         if y < g.n_terms {
@@ -464,32 +694,28 @@ fn search_in<'a>(
                 e.closure = land;
             }
         } else {
-            // Wait for y at j; use completions already known.
-            let s = e.side(j, y);
-            let head = e.waiting.get(s);
-            e.ceiling.push(&mut e.arena, (it, head))?;
-            let cell = e.arena.len() as u32 - 1;
-            e.waiting.set(s, cell)?;
-            let mut i = e.ends.get(s);
-            while i != NIL {
-                budget.spend(1)?;
-                let (k, next) = e.arena[i as usize];
-                e.advance(prod, dot, origin, k as u32)?;
-                i = next;
-            }
-            e.predict(j, y)?;
+            e.wait(it, budget)?;
         }
     }
+    if let Some(saved) = saved_out {
+        e.own.out = saved;
+    }
+    let mut own = e.own;
     // The tables a base keeps are moved, not copied: keeping them costs
-    // nothing when the chart is not recorded.
-    let layer = Layer {
+    // nothing when the chart is not recorded. A tail keeps them all.
+    let mut layer = Layer {
         off,
         len: len as u32,
-        waiting: e.waiting,
-        arena: e.arena,
+        waiting: Heads::Dense(Vec::new()),
+        arena: Vec::new(),
         scans: e.scans,
     };
-    Ok((e.chart, layer, e.is_start))
+    if !s.tail {
+        layer.waiting = std::mem::replace(&mut own.waiting, Heads::Dense(Vec::new()));
+        layer.arena = std::mem::take(&mut own.arena);
+        e.chart.done = std::mem::replace(&mut own.done, KeySet::Dense(Vec::new()));
+    }
+    Ok((e.chart, layer, e.is_start, own))
 }
 
 /// Per state of `dfa`, the bitset of terminals on its edges.
@@ -512,6 +738,23 @@ impl Earley<'_> {
         (a - self.g.n_terms) as u64 * self.len + (s - self.off) as u64
     }
 
+    /// Whether `s` is a state of the automaton searched.
+    #[inline]
+    fn is_own(&self, s: u32) -> bool {
+        s.wrapping_sub(self.off) < self.len as u32
+    }
+
+    /// Whether `s` is a start state.
+    #[inline]
+    fn is_start(&self, s: u32) -> bool {
+        match self.base {
+            Some(_) => self.is_start.get(s.wrapping_sub(self.base_at) as usize),
+            None => self.is_start.get(s as usize),
+        }
+        .copied()
+        .unwrap_or(false)
+    }
+
     /// The ε-closure of `from` (states of `dfa`, as ids of `dfa`; returned
     /// as ids here), each state once, `from`'s first (taken from
     /// the scratch vector: give it back to `self.closure` when done),
@@ -530,23 +773,136 @@ impl Earley<'_> {
         Ok(land)
     }
 
+    /// Item `it` (at an own state, a nonterminal after its dot) waits
+    /// there: completions already known advance it now, later ones when
+    /// they wake its list.
+    fn wait(&mut self, it: u64, budget: &mut Budget) -> Result<()> {
+        let (prod, dot, origin, j) = unitem(it);
+        let y = self.g.prods[prod as usize].1[dot as usize];
+        let s = self.side(j, y);
+        let temporary = !self.is_own_origin(origin);
+        match self.temp.as_mut().filter(|_| temporary) {
+            Some(t) => {
+                let head = t.waiting.get(s);
+                self.ceiling.push(&mut t.arena, (it, head))?;
+                t.waiting.set(s, t.arena.len() as u32 - 1)?;
+            }
+            None => {
+                let head = self.own.waiting.get(s);
+                self.ceiling.push(&mut self.own.arena, (it, head))?;
+                let cell = self.own.arena.len() as u32 - 1;
+                self.own.waiting.set(s, cell)?;
+            }
+        }
+        let mut i = self.own.ends.get(s);
+        while i != NIL {
+            budget.spend(1)?;
+            let (k, next) = self.own.arena[i as usize];
+            self.advance(prod, dot, origin, k as u32)?;
+            i = next;
+        }
+        self.predict(j, y)?;
+        Ok(())
+    }
+
+    /// Whether an item with this origin belongs to the own tables (always,
+    /// unless searching a tail).
+    #[inline]
+    fn is_own_origin(&self, origin: u32) -> bool {
+        self.temp.is_none() || self.is_own(origin)
+    }
+
+    /// Wakes the items waiting for `a` at `i` with the completion `(i, a,
+    /// k)` (iteratively, not by recursion: completion cascades can be as
+    /// deep as the text). A completion that starts in a base wakes the
+    /// base's list, all of whose items are older than it; lists are newest
+    /// first, and cells newer than the completion found it in `ends`.
+    fn wake(
+        &mut self,
+        (i, a, k, bound, temp_bound): (u32, u32, u32, u32, u32),
+        budget: &mut Budget,
+    ) -> Result<()> {
+        let g = self.g;
+        if !self.is_own(i) {
+            let Some(base) = self.base else {
+                return Ok(());
+            };
+            if self.draining {
+                return Ok(());
+            }
+            let b = i - self.base_at;
+            let l = base.layer(b);
+            let mut c = l
+                .waiting
+                .get((a - g.n_terms) as u64 * l.len as u64 + (b - l.off) as u64);
+            while c != NIL {
+                budget.spend(1)?;
+                let (it, next) = l.arena[c as usize];
+                let (prod, dot, origin, _) = unitem(it);
+                self.advance(prod, dot, self.base_at + origin, k)?;
+                c = next;
+            }
+            return Ok(());
+        }
+        let s = self.side(i, a);
+        let mut c = self.own.waiting.get(s);
+        while c != NIL && c > bound {
+            c = self.own.arena[c as usize].1;
+        }
+        while c != NIL {
+            budget.spend(1)?;
+            let (it, next) = self.own.arena[c as usize];
+            let (prod, dot, origin, _) = unitem(it);
+            self.advance(prod, dot, origin, k)?;
+            c = next;
+        }
+        if self.draining {
+            return Ok(());
+        }
+        let Some(t) = &self.temp else {
+            return Ok(());
+        };
+        let mut c = t.waiting.get(s);
+        while c != NIL && c >= temp_bound {
+            c = self.temp.as_ref().map_or(NIL, |t| t.arena[c as usize].1);
+        }
+        while c != NIL {
+            budget.spend(1)?;
+            let Some((it, next)) = self.temp.as_ref().map(|t| t.arena[c as usize]) else {
+                break;
+            };
+            let (prod, dot, origin, _) = unitem(it);
+            self.advance(prod, dot, origin, k)?;
+            c = next;
+        }
+        Ok(())
+    }
+
     /// Adds the item `(prod, 1, origin)` at `state`, unless the symbol after
     /// its dot cannot begin there (it would wait forever).
     fn add(&mut self, prod: u32, origin: u32, state: u32) -> Fits {
+        if self.draining && !self.is_own(origin) {
+            return Ok(());
+        }
         let w = self.g.term_words;
         let y = self.g.prods[prod as usize].1[1];
         let local = (state - self.off) as usize;
-        if !self.g.may_begin(y, &self.out[local * w..(local + 1) * w]) {
+        if !self
+            .g
+            .may_begin(y, &self.own.out[local * w..(local + 1) * w])
+        {
             return Ok(());
         }
         let it = item(prod, 1, origin, state);
         #[cfg(debug_assertions)]
-        assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
-        self.work.push(state - self.off, it)
+        if self.temp.is_none() {
+            assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
+        }
+        self.own.work.push(state - self.off, it)
     }
 
     fn predict(&mut self, j: u32, a: u32) -> Fits {
-        if !self.predicted.insert(self.side(j, a))? {
+        if !self.own.predicted.insert(self.side(j, a))? {
             return Ok(());
         }
         let g = self.g;
@@ -554,7 +910,7 @@ impl Earley<'_> {
         let local = (j - self.off) as usize;
         let out = local * w..(local + 1) * w;
         for &p in &g.prods_of[a as usize] {
-            if !g.may_start(p, &self.out[out.clone()]) {
+            if !g.may_start(p, &self.own.out[out.clone()]) {
                 // It could never scan or complete here (FIRST-set filter).
                 continue;
             }
@@ -568,7 +924,7 @@ impl Earley<'_> {
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
-                self.work.push(j - self.off, item(p, 0, j, j))?;
+                self.own.work.push(j - self.off, item(p, 0, j, j))?;
             }
         }
         Ok(())
@@ -586,25 +942,37 @@ impl Earley<'_> {
     }
 
     fn complete(&mut self, i: u32, a: u32, k: u32) -> Fits {
-        if !self.chart.done.insert(self.chart.index(i, a, k))? {
-            return Ok(());
+        let own = self.is_own(i);
+        if own {
+            let at = self.chart.index(i, a, k);
+            if !self.own.done.insert(at)? {
+                return Ok(());
+            }
+        } else {
+            if self.draining {
+                return Ok(());
+            }
+            let at = ((a - self.g.n_terms) as u64 * self.n_ids + i as u64) * self.len
+                + (k - self.off) as u64;
+            if !self.far.insert(at)? {
+                return Ok(());
+            }
         }
-        if a == self.g.start
-            && self.is_start.get(i as usize).copied().unwrap_or(false)
-            && self.dfa.finals[(k - self.off) as usize]
-        {
+        if a == self.g.start && self.is_start(i) && self.dfa.finals[(k - self.off) as usize] {
             self.chart.goal.get_or_insert(key(i, a, k));
         }
-        if i < self.off {
+        if !own {
             // No item waits at a base state from now on: the wake reaches
             // the base's (older) items, and no later item needs the end.
-            return self.ceiling.push(&mut self.wakes, (i, a, k, NIL));
+            return self.ceiling.push(&mut self.wakes, (i, a, k, NIL, NIL));
         }
         let s = self.side(i, a);
-        let head = self.ends.get(s);
-        self.ceiling.push(&mut self.arena, (k as u64, head))?;
-        let cell = self.arena.len() as u32 - 1;
-        self.ends.set(s, cell)?;
-        self.ceiling.push(&mut self.wakes, (i, a, k, cell))
+        let head = self.own.ends.get(s);
+        self.ceiling.push(&mut self.own.arena, (k as u64, head))?;
+        let cell = self.own.arena.len() as u32 - 1;
+        self.own.ends.set(s, cell)?;
+        let temp_bound = self.temp.as_ref().map_or(NIL, |t| t.arena.len() as u32);
+        self.ceiling
+            .push(&mut self.wakes, (i, a, k, cell, temp_bound))
     }
 }

@@ -55,7 +55,17 @@
 //! fixpoint once, answers many continuations (an insertion point's
 //! candidate tokens followed by the rest of the text) by searching only the
 //! continuation, waking the prefix's waiting items when a completion starts
-//! in it (see [`crate::mask`]).
+//! in it (see [`crate::mask`]). It *grows* (`earley::grow`) by the
+//! terminals of an accepted token as a new layer — items are made only at
+//! the new states, so older layers never change and the step costs what it
+//! adds (an incremental Earley parser over an autoregressive loop). And the
+//! continuation's own part of the chart — items predicted at its states,
+//! which do not depend on what precedes it — is kept across searches
+//! (`earley::Tail`): from its second search on, a search makes only the
+//! items whose origin is in the prefix and the predictions they need, then
+//! finishes the kept items to their fixpoint, so the text after an
+//! insertion point is searched about once however many tokens are asked
+//! there or accepted before it.
 //!
 //! Nullable symbols are known per grammar, so `A → X Y` with `Y ⇒* ε` also
 //! acts as `A → X` in phase 2 and no triple is created just for ε. Every step
@@ -72,7 +82,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
 use earley::Until;
-pub(crate) use earley::{Base, Seed};
+pub(crate) use earley::{Base, Seed, Tail};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -272,7 +282,8 @@ impl Intersector {
     }
 
     /// Grows `base` by `ext`, entered by `seeds`, with new frontier states
-    /// `frontier` of `ext` (see [`earley::grow`]).
+    /// `frontier` of `ext` followed by a terminal of `next` (`None`: any;
+    /// see [`earley::grow`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -282,10 +293,11 @@ impl Intersector {
         ext: &TokenNfa,
         seeds: &[Seed<'_>],
         frontier: &[u32],
+        next: Option<&[u64]>,
         budget: &mut Budget,
     ) -> Result<()> {
         self.fits(base, ext)?;
-        earley::grow(self, base, ext, seeds, frontier, budget)
+        earley::grow(self, base, ext, seeds, frontier, next, budget)
     }
 
     /// Whether a word of the grammar reads the base's prefix to a state of a
@@ -307,6 +319,34 @@ impl Intersector {
         }
         self.fits(base, ext)?;
         earley::extend(self, base, ext, seeds, budget)
+    }
+
+    /// The [`Tail`] of `nfa`: its chart, kept across searches from bases.
+    ///
+    /// # Errors
+    /// [`ErrorKind::SizeLimit`] as [`Intersector::check`].
+    pub(crate) fn tail(&self, nfa: TokenNfa) -> Result<Tail> {
+        self.check_sizes(&nfa)?;
+        Ok(Tail::new(self, nfa))
+    }
+
+    /// [`Intersector::extend`] into a tail from the base's frontier states
+    /// `from` (see [`Tail::search`]).
+    ///
+    /// # Errors
+    /// As [`Intersector::check`].
+    pub(crate) fn search_tail(
+        &self,
+        base: &Base,
+        tail: &mut Tail,
+        from: &[u32],
+        budget: &mut Budget,
+    ) -> Result<bool> {
+        if tail.is_empty() || from.is_empty() {
+            return Ok(false);
+        }
+        self.fits(base, tail.nfa())?;
+        tail.search(self, base, from, budget)
     }
 
     /// Whether the states of `base` and `ext` together fit an item.
