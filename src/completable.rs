@@ -3,7 +3,7 @@
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
-use crate::intersect::{Base, Intersector, Seed, Tail};
+use crate::intersect::{Base, Growth, Intersector, Seed, Tail};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::Partial;
 
@@ -286,17 +286,9 @@ impl Constraint {
 
     /// See [`Intersector::grow`]: the chart of the text before an insertion
     /// point, moved past accepted bytes.
-    pub(crate) fn grow(
-        &self,
-        base: &mut Base,
-        ext: &TokenNfa,
-        seeds: &[Seed<'_>],
-        frontier: &[u32],
-        next: Option<&[u64]>,
-    ) -> Result<()> {
+    pub(crate) fn grow(&self, base: &mut Base, by: Growth<'_>) -> Result<()> {
         let mut budget = self.budget("the chart of the text before an insertion point");
-        self.search
-            .grow(base, ext, seeds, frontier, next, &mut budget)
+        self.search.grow(base, by, &mut budget)
     }
 
     /// Decides whether `partial` is completable, without building a completion.

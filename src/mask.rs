@@ -57,7 +57,7 @@
 use crate::completable::Constraint;
 use crate::error::Result;
 use crate::hash::FxMap;
-use crate::intersect::{Base, Seed, Tail};
+use crate::intersect::{Base, Growth, Seed, Tail};
 use crate::lexer::{Point, Row, TokenNfa};
 use crate::partial::{Partial, Segment};
 
@@ -521,7 +521,13 @@ impl<'c> Insertion<'c> {
                     }];
                     let end = pre.base.len() as u32 + m - 1;
                     let ext = TokenNfa::from_edges(edges);
-                    c.grow(&mut pre.base, &ext, &seeds, &[m - 1], Some(r.first()))?;
+                    let by = Growth {
+                        ext: &ext,
+                        seeds: &seeds,
+                        frontier: &[m - 1],
+                        next: Some(r.first()),
+                    };
+                    c.grow(&mut pre.base, by)?;
                     let ok = c.search_tail(&pre.base, r, &[end]);
                     pre.base.pop();
                     ok
@@ -615,7 +621,13 @@ impl<'c> Insertion<'c> {
                 .collect();
             let frontier: Vec<u32> = ends.iter().map(|&(_, e)| e).collect();
             let ext = TokenNfa::from_edges(edges);
-            c.grow(&mut pre.base, &ext, &seeds, &frontier, None)?;
+            let by = Growth {
+                ext: &ext,
+                seeds: &seeds,
+                frontier: &frontier,
+                next: None,
+            };
+            c.grow(&mut pre.base, by)?;
         }
         at.sort_unstable();
         at.dedup();

@@ -242,33 +242,40 @@ pub(crate) fn base(
     })
 }
 
-/// Grows `base` by `ext`: the prefix is now the base's followed by `ext`,
-/// entered by the `seeds` (as in [`extend`]), and `frontier` (states of
-/// `ext`) are the new frontier states, followed by a terminal of the
-/// bitset `next` (`None`: any). The chart of the longer prefix is the
-/// base's plus a layer holding what `ext` adds, searched to its fixpoint:
-/// items and predictions are made only at `ext`'s states, and a completion
-/// that starts in the base wakes the base's waiting items, which never
-/// change again (no item is ever made at a state of an older layer). This
-/// is an Earley parser's step over the terminals an accepted token emits:
-/// its cost is that of the new items, not of the prefix.
+/// How a [`Base`] grows (see [`grow`]): by the automaton `ext`, entered by
+/// the `seeds` (as in [`extend`]); `frontier` (states of `ext`) are the new
+/// frontier states, followed by a terminal of the bitset `next` (`None`:
+/// any).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Growth<'g> {
+    pub(crate) ext: &'g TokenNfa,
+    pub(crate) seeds: &'g [Seed<'g>],
+    pub(crate) frontier: &'g [u32],
+    pub(crate) next: Option<&'g [u64]>,
+}
+
+/// Grows `base` as `by` says: the prefix is now the base's followed by
+/// `by.ext`. The chart of the longer prefix is the base's plus a layer
+/// holding what `ext` adds, searched to its fixpoint: items and
+/// predictions are made only at `ext`'s states, and a completion that
+/// starts in the base wakes the base's waiting items, which never change
+/// again (no item is ever made at a state of an older layer). This is an
+/// Earley parser's step over the terminals an accepted token emits: its
+/// cost is that of the new items, not of the prefix.
 pub(crate) fn grow(
     g: &Intersector,
     base: &mut Base,
-    ext: &TokenNfa,
-    seeds: &[Seed<'_>],
-    frontier: &[u32],
-    next: Option<&[u64]>,
+    by: Growth<'_>,
     budget: &mut Budget,
 ) -> Result<()> {
-    let own = Own::new(g, ext, budget.ceiling())?;
+    let own = Own::new(g, by.ext, budget.ceiling())?;
     let s = Search {
         base: Some(&*base),
-        seeds,
-        frontier: Some((frontier, next)),
+        seeds: by.seeds,
+        frontier: Some((by.frontier, by.next)),
         ..Search::default()
     };
-    let (_, layer, _, _) = search_in(g, ext, budget, own, s)?;
+    let (_, layer, _, _) = search_in(g, by.ext, budget, own, s)?;
     base.layers.push(layer);
     Ok(())
 }

@@ -82,7 +82,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
 use earley::Until;
-pub(crate) use earley::{Base, Seed, Tail};
+pub(crate) use earley::{Base, Growth, Seed, Tail};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -281,23 +281,13 @@ impl Intersector {
         earley::base(self, dfa, frontier, budget)
     }
 
-    /// Grows `base` by `ext`, entered by `seeds`, with new frontier states
-    /// `frontier` of `ext` followed by a terminal of `next` (`None`: any;
-    /// see [`earley::grow`]).
+    /// Grows `base` as `by` says (see [`earley::grow`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
-    pub(crate) fn grow(
-        &self,
-        base: &mut Base,
-        ext: &TokenNfa,
-        seeds: &[Seed<'_>],
-        frontier: &[u32],
-        next: Option<&[u64]>,
-        budget: &mut Budget,
-    ) -> Result<()> {
-        self.fits(base, ext)?;
-        earley::grow(self, base, ext, seeds, frontier, next, budget)
+    pub(crate) fn grow(&self, base: &mut Base, by: Growth<'_>, budget: &mut Budget) -> Result<()> {
+        self.fits(base, by.ext)?;
+        earley::grow(self, base, by, budget)
     }
 
     /// Whether a word of the grammar reads the base's prefix to a state of a
