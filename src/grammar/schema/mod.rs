@@ -1976,23 +1976,31 @@ impl<'a> Builder<'a> {
             }
             (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
         }
-        fn not_in(n: &Node, depth: usize) -> String {
-            let rest = format!("{CHAR_RE}*");
-            let mut alts = Vec::new();
-            if !n.end {
-                alts.push(String::new());
-            }
+        // Whether every next character of the names at `n` is plain ASCII
+        // written as itself: then every other character, every non-ASCII
+        // one and every escape leaves the names.
+        fn plain(n: &Node) -> bool {
+            n.kids
+                .iter()
+                .all(|(c, _)| c.is_ascii() && canonical_escape(*c).is_none())
+        }
+        // The characters that leave every name at `n`: an unescaped
+        // character or an escape other than the canonical spellings of the
+        // next characters of the names (those continue in the trie). At a
+        // `plain` node only the ASCII ones: the others are in `SHARED`.
+        fn leave(n: &Node) -> String {
             let mut class = String::from("[^\"\\\\\\x00-\\x1F");
+            if plain(n) {
+                class.push_str("\\x{80}-\\x{10FFFF}");
+            }
             for (c, _) in &n.kids {
                 class.push_str(&regex_syntax::escape(&c.to_string()));
             }
             class.push(']');
-            // The first character that leaves every name: one alternative
-            // followed by one copy of `rest` (copies multiply the states of
-            // the lexer automaton built from all terminals).
+            if plain(n) {
+                return class;
+            }
             let mut diverge = vec![class];
-            // Escapes other than the canonical spellings of the next
-            // characters of the names (those continue in the trie).
             let escaped: Vec<(String, &Node)> = n
                 .kids
                 .iter()
@@ -2013,21 +2021,59 @@ impl<'a> Builder<'a> {
             if let Some(h) = hex_not_in(&hexes, 0) {
                 diverge.push(format!("\\\\u{h}"));
             }
-            alts.push(format!("(?:{}){rest}", diverge.join("|")));
+            format!("(?:{})", diverge.join("|"))
+        }
+        // The non-ASCII characters and escapes, which leave the names at
+        // every `plain` node.
+        const SHARED: &str = r#"(?:[^\x00-\x7F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
+        // The kids of `n` followed (in the trie) by `below`, which returns
+        // `None` for an empty language.
+        fn kids<F: Fn(&Node, usize) -> Option<String>>(
+            n: &Node,
+            depth: usize,
+            below: F,
+        ) -> Vec<String> {
+            let mut alts = Vec::new();
             for (c, k) in &n.kids {
                 if depth >= 200 {
                     break;
                 }
                 let unit = canonical_escape(*c).unwrap_or_else(|| c.to_string());
-                alts.push(format!(
-                    "{}{}",
-                    regex_syntax::escape(&unit),
-                    not_in(k, depth + 1)
-                ));
+                if let Some(r) = below(k, depth + 1) {
+                    alts.push(format!("{}{r}", regex_syntax::escape(&unit)));
+                }
             }
-            format!("(?:{})", alts.join("|"))
+            alts
         }
-        let p = format!("\"{}\"", not_in(&root, 0));
+        // The texts of the trie nodes below `n` where `keep` holds
+        // (`None`: there are none).
+        fn nodes(n: &Node, depth: usize, keep: fn(&Node) -> bool) -> Option<String> {
+            let mut alts = kids(n, depth, |k, d| nodes(k, d, keep));
+            if keep(n) {
+                alts.insert(0, String::new());
+            }
+            (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
+        }
+        // The texts that follow the names up to `n` and then leave them
+        // with their last character (`SHARED` ones apart).
+        fn leaving(n: &Node, depth: usize) -> Option<String> {
+            let mut alts = vec![leave(n)];
+            alts.extend(kids(n, depth, leaving));
+            Some(format!("(?:{})", alts.join("|")))
+        }
+        // The key: a proper prefix of a name that is no name, or the names
+        // up to some node, a character leaving them there, and any further
+        // characters. The three tries run in step on the same prefix, and
+        // the characters after leaving are one shared copy: a copy per trie
+        // node (of "any further characters", or of the UTF-8 and `\u`
+        // sequences of the leaving character) would be as many distinct NFA
+        // states, which the determinisation multiplies with every other
+        // string terminal (see *Lexer size* in the module documentation).
+        let mut alts: Vec<String> = nodes(&root, 0, |n| !n.end).into_iter().collect();
+        let mut leaves: Vec<String> = leaving(&root, 0).into_iter().collect();
+        leaves.extend(nodes(&root, 0, plain).map(|p| format!("{p}{SHARED}")));
+        alts.push(format!("(?:{}){CHAR_RE}*", leaves.join("|")));
+        let p = format!("\"(?:{})\"", alts.join("|"));
         Expr::Term(self.term("EXTRA_KEY", &p))
     }
 

@@ -632,3 +632,47 @@ fn extra_keys_exclude_declared_names_with_escapes() {
         assert_eq!(b.ok(text), want, "{text}");
     }
 }
+
+#[test]
+fn extra_keys_are_every_other_spelling() {
+    // Every key of up to three units (plain ASCII, non-ASCII, escapes,
+    // escaped spellings of the names' characters) against declared names
+    // with plain, non-ASCII and escaped characters: an extra member (a
+    // string) is accepted iff the key is not a declared name in its
+    // canonical spelling; a declared one takes an integer.
+    let names = ["a", "ab", "é", "aé", "a\n", "b\"c"];
+    let props: Map<String, Value> = names
+        .iter()
+        .map(|n| (n.to_string(), json!({"type": "integer"})))
+        .collect();
+    let b = Both::new(json!({
+        "properties": props,
+        "additionalProperties": {"type": "string"}
+    }));
+    let canonical: Vec<String> = names
+        .iter()
+        .map(|n| serde_json::to_string(n).unwrap())
+        .collect();
+    let units = ["a", "b", "c", "é", "\\u00e9", "\\n", "\\u0061", "\\\"", "ü"];
+    let mut keys = vec![String::new()];
+    for len in 1..=3 {
+        let mut next = Vec::new();
+        for k in keys.iter().filter(|k| k.chars().count() + 1 >= len) {
+            for u in units {
+                next.push(format!("{k}{u}"));
+            }
+        }
+        keys.extend(next);
+        keys.sort();
+        keys.dedup();
+    }
+    let mut declared = 0;
+    for k in &keys {
+        let key = format!("\"{k}\"");
+        let is_declared = canonical.contains(&key);
+        declared += usize::from(is_declared);
+        assert_eq!(b.ok(&format!("{{{key}: \"s\"}}")), !is_declared, "{key}");
+        assert_eq!(b.ok(&format!("{{{key}: 1}}")), is_declared, "{key}");
+    }
+    assert_eq!(declared, names.len());
+}
