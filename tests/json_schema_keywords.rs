@@ -621,8 +621,14 @@ fn not_rewrite_past_the_rule_limit_falls_back_to_reporting() {
     let n = notes(&two_arrays(true), plain + 5);
     assert!(reported(&n), "{n:?}");
     // Each rewrite fits, the schema does not: built again without them.
-    let both = json!({"type": "object", "properties": {"x": two_arrays(true), "y": two_arrays(true), "z": two_arrays(false)}});
-    let without = rules(&json!({"type": "object", "properties": {"x": two_arrays(false), "y": two_arrays(false), "z": two_arrays(false)}}), usize::MAX).unwrap();
+    // (`y` differs from `x`: equal merged schemas share their rules.)
+    let y = |not: bool| {
+        let mut y = two_arrays(not);
+        y["properties"]["c"]["maxItems"] = json!(31);
+        y
+    };
+    let both = json!({"type": "object", "properties": {"x": two_arrays(true), "y": y(true), "z": two_arrays(false)}});
+    let without = rules(&json!({"type": "object", "properties": {"x": two_arrays(false), "y": y(false), "z": two_arrays(false)}}), usize::MAX).unwrap();
     let limit = without + 5;
     assert!(rules(&both, usize::MAX).unwrap() > limit);
     let n = notes(&both, limit);

@@ -711,11 +711,11 @@ impl<'a> Builder<'a> {
                 return Ok(Expr::Rule(self.schema_rule(target, &tptr)?));
             }
             let merged = self.flatten(v, ptr, 0)?;
-            return self.object_schema(&merged, &format!("{ptr}/$ref+"));
+            return self.merged_rule(&merged, &format!("{ptr}/$ref+"));
         }
         if m.contains_key("allOf") {
             let merged = self.flatten(v, ptr, 0)?;
-            return self.object_schema(&merged, &format!("{ptr}/allOf+"));
+            return self.merged_rule(&merged, &format!("{ptr}/allOf+"));
         }
         self.object_schema(m, ptr)
     }
@@ -904,6 +904,29 @@ impl<'a> Builder<'a> {
         Ok(a)
     }
 
+    /// The rule of a schema made by merging (a `$ref` with sibling
+    /// keywords, `allOf`, an `anyOf`/`oneOf` branch with the siblings
+    /// merged in), memoised by its content. Its pointer is made up (`…/$ref+`)
+    /// and the pointers below it grow with every merge, so memoising by
+    /// pointer would not stop a `$ref` cycle through a merge — a property of
+    /// the target that refers to the target with siblings again — from
+    /// being unfolded until [`SchemaOptions::max_depth`] (4 maskbench-dev
+    /// schemas failed so); by content, the cycle becomes a recursive rule.
+    fn merged_rule(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        let key = format!(
+            "merged:{}",
+            serde_json::to_string(m).map_err(|e| err(format!("schema at {ptr}: {e}")))?
+        );
+        if let Some(&r) = self.memo.get(&key) {
+            return Ok(Expr::Rule(r));
+        }
+        let r = self.new_rule(format!("s{}", self.rules.len()))?;
+        self.memo.insert(key, r);
+        let e = self.object_schema(m, ptr)?;
+        self.rules[r.0 as usize].expr = e;
+        Ok(Expr::Rule(r))
+    }
+
     /// The grammar of a schema object without top-level `$ref`/`allOf`.
     fn object_schema(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
         self.enter(ptr)?;
@@ -971,7 +994,7 @@ impl<'a> Builder<'a> {
             if merged.contains_key("$ref") || merged.contains_key("allOf") {
                 return Err(err(format!("allOf at {ptr} could not be flattened")));
             }
-            return self.object_schema(&merged, &format!("{ptr}+"));
+            return self.merged_rule(&merged, &format!("{ptr}+"));
         }
         // anyOf / oneOf, with the siblings merged into each branch.
         let any = m.get("anyOf").cloned();
@@ -1026,10 +1049,7 @@ impl<'a> Builder<'a> {
                 if has_siblings {
                     let bm = self.flatten(&b, &bptr, 0)?;
                     let merged = self.merge(siblings.clone(), bm, ptr)?;
-                    let r = self.new_rule(format!("s{}", self.rules.len()))?;
-                    let e = self.object_schema(&merged, &format!("{bptr}+"))?;
-                    self.rules[r.0 as usize].expr = e;
-                    alts.push(Expr::Rule(r));
+                    alts.push(self.merged_rule(&merged, &format!("{bptr}+"))?);
                 } else {
                     alts.push(Expr::Rule(self.schema_rule(&b, &bptr)?));
                 }

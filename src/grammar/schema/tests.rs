@@ -676,3 +676,47 @@ fn extra_keys_are_every_other_spelling() {
     }
     assert_eq!(declared, names.len());
 }
+
+#[test]
+fn ref_cycle_through_a_merge_is_a_recursive_rule() {
+    // `child` refers to `Foo` with a sibling keyword: the merged schema
+    // recurs inside itself. It used to be unfolded until the depth limit
+    // ("nested deeper than 200 levels"); instances are as deep as they like.
+    let b = Both::new(json!({
+        "$ref": "#/definitions/Foo",
+        "definitions": {"Foo": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "child": {"allOf": [{"$ref": "#/definitions/Foo"}], "type": "object"}
+            },
+            "additionalProperties": false
+        }}
+    }));
+    let deep = |n: usize, leaf: &str| {
+        let mut t = leaf.to_string();
+        for _ in 0..n {
+            t = format!(r#"{{"name": "x", "child": {t}}}"#);
+        }
+        t
+    };
+    assert!(b.ok(&deep(300, r#"{"name": "leaf"}"#)));
+    assert!(!b.ok(&deep(300, r#"{"nme": "leaf"}"#)));
+    assert!(!b.ok(&deep(3, r#"{"name": 1}"#)));
+    // The same through `$ref` with a sibling, and through a branch.
+    for child in [
+        json!({"$ref": "#/definitions/Foo", "minProperties": 0}),
+        json!({"anyOf": [{"$ref": "#/definitions/Foo"}, {"type": "null"}], "type": "object"}),
+    ] {
+        let b = Both::new(json!({
+            "$ref": "#/definitions/Foo",
+            "definitions": {"Foo": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "child": child},
+                "additionalProperties": false
+            }}
+        }));
+        assert!(b.ok(&deep(250, r#"{"name": "leaf"}"#)), "{child}");
+        assert!(!b.ok(&deep(250, r#"{"name": 2}"#)), "{child}");
+    }
+}
