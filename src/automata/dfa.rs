@@ -9,6 +9,7 @@
 use super::minimize::hopcroft;
 use super::nfa::{Nfa, StateId};
 use crate::error::{Error, ErrorKind, Result};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 /// The dead (sink) state of every [`ByteDfa`].
@@ -162,22 +163,37 @@ impl ByteDfa {
     /// As [`Nfa::union`]; [`ErrorKind::SizeLimit`] if a pattern or the
     /// product needs more than `limit` states.
     pub fn from_patterns_limit(patterns: &[&str], limit: usize) -> Result<ByteDfa> {
-        let mut parts: Vec<ByteDfa> = Vec::new();
+        ByteDfa::from_patterns_with(patterns, limit, &mut HashMap::new())
+    }
+
+    /// [`ByteDfa::from_patterns_limit`], taking the minimal DFA of each
+    /// pattern from `parts` (by pattern text) and adding those it builds:
+    /// for callers that build the union of similar pattern lists.
+    ///
+    /// # Errors
+    /// As [`ByteDfa::from_patterns_limit`].
+    pub fn from_patterns_with(
+        patterns: &[&str],
+        limit: usize,
+        parts: &mut HashMap<String, ByteDfa>,
+    ) -> Result<ByteDfa> {
+        let mut distinct: Vec<&str> = Vec::new();
         let mut part_of: HashMap<&str, u32> = HashMap::new();
         let mut which: Vec<u32> = Vec::with_capacity(patterns.len());
         for &p in patterns {
             let i = match part_of.get(p) {
                 Some(&i) => i,
                 None => {
-                    let nfa = Nfa::union(&[p], super::nfa::DEFAULT_NFA_LIMIT)?;
-                    parts.push(ByteDfa::from_nfa(&nfa, limit)?.minimize());
-                    part_of.insert(p, parts.len() as u32 - 1);
-                    parts.len() as u32 - 1
+                    ByteDfa::pattern_part(p, limit, parts)?;
+                    distinct.push(p);
+                    part_of.insert(p, distinct.len() as u32 - 1);
+                    distinct.len() as u32 - 1
                 }
             };
             which.push(i);
         }
-        let mut dfa = ByteDfa::product(&parts, limit)?;
+        let refs: Vec<&ByteDfa> = distinct.iter().filter_map(|&p| parts.get(p)).collect();
+        let mut dfa = ByteDfa::product(&refs, limit)?;
         if which.iter().enumerate().any(|(i, &w)| w as usize != i) {
             // Repeated patterns: part `w` accepts for every pattern `i` with
             // `which[i] == w`.
@@ -192,21 +208,39 @@ impl ByteDfa {
         Ok(dfa.minimize())
     }
 
+    /// The minimal DFA of `pattern` alone, from `parts` or built there.
+    ///
+    /// # Errors
+    /// As [`Nfa::union`]; [`ErrorKind::SizeLimit`] past `limit` states.
+    pub fn pattern_part<'p>(
+        pattern: &str,
+        limit: usize,
+        parts: &'p mut HashMap<String, ByteDfa>,
+    ) -> Result<&'p ByteDfa> {
+        match parts.entry(pattern.to_string()) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(e) => {
+                let nfa = Nfa::union(&[pattern], super::nfa::DEFAULT_NFA_LIMIT)?;
+                Ok(e.insert(ByteDfa::from_nfa(&nfa, limit)?.minimize()))
+            }
+        }
+    }
+
     /// The DFA running `parts` in parallel: it accepts a word with tag `i`
     /// when `parts[i]` accepts it (with any tag). Not minimised.
     ///
     /// # Errors
     /// [`ErrorKind::SizeLimit`] if more than `limit` states are needed.
-    pub fn product(parts: &[ByteDfa], limit: usize) -> Result<ByteDfa> {
+    pub fn product(parts: &[&ByteDfa], limit: usize) -> Result<ByteDfa> {
         // Byte classes: the common refinement of the parts' classes (each
         // part's classes are runs of bytes).
         let mut class_of = [0u8; 256];
         let mut reps: Vec<u8> = vec![0];
-        for b in 1..256usize {
+        for (b, class) in class_of.iter_mut().enumerate().skip(1) {
             if parts.iter().any(|p| p.class_of[b] != p.class_of[b - 1]) {
                 reps.push(b as u8);
             }
-            class_of[b] = (reps.len() - 1) as u8;
+            *class = (reps.len() - 1) as u8;
         }
         let k = reps.len();
         // A product state: the live parts and their states, `(i << 32) | q`,
@@ -501,7 +535,8 @@ mod tests {
             .iter()
             .map(|p| ByteDfa::from_patterns(&[p]).unwrap())
             .collect();
-        let product = ByteDfa::product(&parts, DEFAULT_DFA_LIMIT).unwrap();
+        let refs: Vec<&ByteDfa> = parts.iter().collect();
+        let product = ByteDfa::product(&refs, DEFAULT_DFA_LIMIT).unwrap();
         assert!(
             product.len() * 10 < subset.len(),
             "product {} subset {}",
@@ -529,9 +564,10 @@ mod tests {
             .iter()
             .map(|p| ByteDfa::from_patterns(&[p]).unwrap())
             .collect();
-        let e = ByteDfa::product(&parts, 100).unwrap_err();
+        let refs: Vec<&ByteDfa> = parts.iter().collect();
+        let e = ByteDfa::product(&refs, 100).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::SizeLimit);
-        assert!(ByteDfa::product(&parts, 1000).is_ok());
+        assert!(ByteDfa::product(&refs, 1000).is_ok());
     }
 
     #[test]
