@@ -88,17 +88,8 @@ impl ByteDfa {
                 .collect();
             tags.sort_unstable();
             tags.dedup();
-            let aid = match accept_ids.get(&tags) {
-                Some(&a) => a,
-                None => {
-                    let a = accept_sets.len() as u32;
-                    accept_ids.insert(tags.clone(), a);
-                    accept_sets.push(tags);
-                    a
-                }
-            };
             ensure_len(&mut accept, s as usize + 1);
-            accept[s as usize] = aid;
+            accept[s as usize] = accept_id(tags, &mut accept_ids, &mut accept_sets);
             ensure_len(&mut trans, (s as usize + 1) * k);
             // The targets per class, range by range (a range covers whole
             // classes): linear in the edges, not in edges × classes.
@@ -120,17 +111,8 @@ impl ByteDfa {
                 trans[s as usize * k + ci] = t;
             }
         }
-        let n = sets.len();
-        ensure_len(&mut trans, n * k);
-        ensure_len(&mut accept, n);
-        Ok(ByteDfa {
-            class_of,
-            n_classes: k,
-            trans,
-            accept,
-            accept_sets,
-            start,
-        })
+        let tables = (trans, accept, accept_sets);
+        Ok(ByteDfa::padded(sets.len(), (class_of, k), tables, start))
     }
 
     /// Builds the minimal DFA of the union of `patterns` (tag `i` = pattern
@@ -272,17 +254,8 @@ impl ByteDfa {
                 .filter(|&&x| parts[(x >> 32) as usize].is_accepting(x as u32))
                 .map(|&x| (x >> 32) as u32)
                 .collect();
-            let aid = match accept_ids.get(&tags) {
-                Some(&a) => a,
-                None => {
-                    let a = accept_sets.len() as u32;
-                    accept_ids.insert(tags.clone(), a);
-                    accept_sets.push(tags);
-                    a
-                }
-            };
             ensure_len(&mut accept, s as usize + 1);
-            accept[s as usize] = aid;
+            accept[s as usize] = accept_id(tags, &mut accept_ids, &mut accept_sets);
             ensure_len(&mut trans, (s as usize + 1) * k);
             for (ci, &rep) in reps.iter().enumerate() {
                 next.clear();
@@ -300,17 +273,31 @@ impl ByteDfa {
             }
             sets[s as usize] = set;
         }
-        let n = sets.len();
+        let tables = (trans, accept, accept_sets);
+        Ok(ByteDfa::padded(sets.len(), (class_of, k), tables, start))
+    }
+
+    /// The DFA of `n` states over `classes` (byte → class, number of
+    /// classes), its transition and accept tables padded to `n` states.
+    /// `tables`: transitions, accept ids, accept sets.
+    fn padded(
+        n: usize,
+        classes: ([u8; 256], usize),
+        tables: (Vec<u32>, Vec<u32>, Vec<Vec<u32>>),
+        start: u32,
+    ) -> ByteDfa {
+        let (class_of, k) = classes;
+        let (mut trans, mut accept, accept_sets) = tables;
         ensure_len(&mut trans, n * k);
         ensure_len(&mut accept, n);
-        Ok(ByteDfa {
+        ByteDfa {
             class_of,
             n_classes: k,
             trans,
             accept,
             accept_sets,
             start,
-        })
+        }
     }
 
     /// Number of states (including [`DEAD`]).
@@ -430,6 +417,17 @@ fn canonical_order(
     }
     let len = order.len();
     (order, len)
+}
+
+/// The index of the accepting-tag set `tags` in `sets`, added if new.
+fn accept_id(tags: Vec<u32>, ids: &mut HashMap<Vec<u32>, u32>, sets: &mut Vec<Vec<u32>>) -> u32 {
+    if let Some(&a) = ids.get(&tags) {
+        return a;
+    }
+    let a = sets.len() as u32;
+    ids.insert(tags.clone(), a);
+    sets.push(tags);
+    a
 }
 
 fn ensure_len(v: &mut Vec<u32>, len: usize) {
