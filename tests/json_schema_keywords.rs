@@ -15,9 +15,11 @@
 //! the unenforced entries: the grammar claims exactness.
 #![cfg(feature = "models")]
 
+use cdiff::automata::ByteDfa;
+use cdiff::grammar::schema::STRING_DFA_LIMIT;
 use cdiff::grammar::{json_schema_to_grammar, SchemaOptions};
 use cdiff::rng::SplitMix64;
-use cdiff::{Constraint, Partial};
+use cdiff::{Constraint, ErrorKind, Partial};
 use serde_json::{json, Value};
 
 struct Case {
@@ -29,6 +31,14 @@ struct Case {
 impl Case {
     /// Compiles `schema`; none of `exact` may be reported as unenforced.
     fn new(schema: Value, exact: &[&str]) -> Case {
+        let oracle = schema.clone();
+        Case::against(schema, &oracle, exact)
+    }
+
+    /// Compiles `schema`, whose language is that of `oracle` (the schema
+    /// with the keywords it reports as relaxed removed); none of `exact`
+    /// may be reported as unenforced.
+    fn against(schema: Value, oracle: &Value, exact: &[&str]) -> Case {
         let (g, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default())
             .unwrap_or_else(|e| panic!("{schema}: {e}"));
         for n in &notes {
@@ -39,7 +49,7 @@ impl Case {
         }
         Case {
             c: Constraint::compile(&g).unwrap_or_else(|e| panic!("{schema}: {e}")),
-            v: jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{schema}: {e}")),
+            v: jsonschema::validator_for(oracle).unwrap_or_else(|e| panic!("{oracle}: {e}")),
             schema,
         }
     }
@@ -621,8 +631,14 @@ fn not_rewrite_past_the_rule_limit_falls_back_to_reporting() {
     let n = notes(&two_arrays(true), plain + 5);
     assert!(reported(&n), "{n:?}");
     // Each rewrite fits, the schema does not: built again without them.
-    let both = json!({"type": "object", "properties": {"x": two_arrays(true), "y": two_arrays(true), "z": two_arrays(false)}});
-    let without = rules(&json!({"type": "object", "properties": {"x": two_arrays(false), "y": two_arrays(false), "z": two_arrays(false)}}), usize::MAX).unwrap();
+    // (`y` differs from `x`: equal merged schemas share their rules.)
+    let y = |not: bool| {
+        let mut y = two_arrays(not);
+        y["properties"]["c"]["maxItems"] = json!(31);
+        y
+    };
+    let both = json!({"type": "object", "properties": {"x": two_arrays(true), "y": y(true), "z": two_arrays(false)}});
+    let without = rules(&json!({"type": "object", "properties": {"x": two_arrays(false), "y": y(false), "z": two_arrays(false)}}), usize::MAX).unwrap();
     let limit = without + 5;
     assert!(rules(&both, usize::MAX).unwrap() > limit);
     let n = notes(&both, limit);
@@ -632,4 +648,109 @@ fn not_rewrite_past_the_rule_limit_falls_back_to_reporting() {
     let thirty = format!("[{}]", vec!["1"; 30].join(","));
     assert!(c.accepts(&format!(r#"{{"a": {thirty}}}"#)));
     assert!(!c.accepts(&format!(r#"{{"a": {thirty}, "b": {thirty}}}"#)));
+}
+
+/// Five strings whose terminals run in parallel inside the lexer: a
+/// `maxLength` counts characters while four search patterns follow their
+/// own progress, so the terminal automaton has about `max` × 4⁴ × (escape
+/// and UTF-8 states) states (66,773 for 250, 4,213 for 20).
+fn string_product(max: u64) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "n": {"type": "string", "maxLength": max},
+            "a": {"type": "string", "pattern": "abc"},
+            "d": {"type": "string", "pattern": "def"},
+            "g": {"type": "string", "pattern": "ghi"},
+            "j": {"type": "string", "pattern": "jkl"}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Objects of one or two members of [`string_product`], and non-JSON.
+fn string_product_texts() -> Vec<String> {
+    let values = [
+        r#""""#.to_string(),
+        r#""abc""#.to_string(),
+        r#""xdefx""#.to_string(),
+        r#""ghi""#.to_string(),
+        r#""abcdefghi""#.to_string(),
+        r#""ab""#.to_string(),
+        r#""jkl""#.to_string(),
+        format!("\"{}\"", "a".repeat(21)),
+        format!("\"{}\"", "x".repeat(251)),
+    ];
+    let keys = ["n", "a", "d", "g", "j"];
+    let mut texts = Vec::new();
+    for k in keys {
+        for v in &values {
+            texts.push(format!(r#"{{"{k}":{v}}}"#));
+        }
+    }
+    for k in keys {
+        for l in keys.iter().filter(|&&l| l != k) {
+            for v in &values[1..4] {
+                texts.push(format!(r#"{{"{k}":{v},"{l}":"ghi"}}"#));
+            }
+        }
+    }
+    texts.extend(["{".to_string(), r#"{"n":1}"#.to_string(), "[]".to_string()]);
+    texts
+}
+
+#[test]
+fn string_terminals_past_the_dfa_limit_are_relaxed_and_listed() {
+    let schema = string_product(250);
+    // As written, the string terminals need more states than the limit
+    // (strict mode relaxes nothing).
+    let strict = cdiff::Grammar::from_json_schema(&schema).unwrap();
+    let patterns: Vec<&str> = strict
+        .terminals
+        .iter()
+        .map(|t| t.pattern.as_str())
+        .collect();
+    let e = ByteDfa::from_patterns_limit(&patterns, STRING_DFA_LIMIT).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SizeLimit);
+    // The largest one (the 250-character count) is relaxed, and listed.
+    let (g, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default()).unwrap();
+    let listed: Vec<(&str, &str, bool)> = notes
+        .iter()
+        .map(|u| (u.keyword.as_str(), u.pointer.as_str(), u.approximate))
+        .collect();
+    assert_eq!(listed, [("maxLength", "#/properties/n", false)]);
+    assert!(notes[0].reason.contains("DFA states"), "{}", notes[0]);
+    let patterns: Vec<&str> = g.terminals.iter().map(|t| t.pattern.as_str()).collect();
+    assert!(ByteDfa::from_patterns_limit(&patterns, STRING_DFA_LIMIT).is_ok());
+}
+
+#[test]
+fn relaxed_string_schema_accepts_every_valid_instance() {
+    // The grammar is exactly the schema without the relaxed `maxLength`:
+    // a superset of the schema's instances, the patterns still enforced.
+    let schema = string_product(250);
+    let mut relaxed = schema.clone();
+    relaxed["properties"]["n"]
+        .as_object_mut()
+        .unwrap()
+        .remove("maxLength");
+    let c = Case::against(schema.clone(), &relaxed, &["pattern"]);
+    let texts = string_product_texts();
+    c.check(&texts, 2);
+    let strict = jsonschema::validator_for(&schema).unwrap();
+    let long = format!(r#"{{"n":"{}"}}"#, "x".repeat(251));
+    for t in &texts {
+        let v: Option<Value> = serde_json::from_str(t).ok();
+        if v.is_some_and(|v| strict.is_valid(&v)) {
+            assert!(c.accepts(t), "{t}");
+        }
+    }
+    assert!(c.accepts(&long), "relaxed: any string");
+    assert!(!c.accepts(r#"{"a":"ab"}"#));
+}
+
+#[test]
+fn string_terminals_under_the_dfa_limit_stay_exact() {
+    let c = Case::new(string_product(20), &["maxLength", "pattern"]);
+    c.check(&string_product_texts(), 2);
 }

@@ -160,15 +160,65 @@
 //! (optional ones omissible) with extra properties after them: `2n` rules,
 //! a smaller and more deterministic grammar (e.g. for autoregressive
 //! generation), which rejects instances written in another order.
+//!
+//! # Lexer size
+//!
+//! [`crate::Constraint::compile`] builds one DFA of all the grammar's
+//! terminals (the lexer); every string terminal a schema makes (keys,
+//! patterns, formats, lengths, enums) starts with `"` and runs in parallel
+//! with the others inside a string, so the DFA is their product. On
+//! `maskbench-dev` (1,121 schemas) 33 schemas passed the lexer's limit of
+//! 200,000 DFA states and 106 needed more than 20,000; what blew up, and
+//! what is done about it:
+//!
+//! * Copies of equivalent NFA states, not the languages: the subset DFA of
+//!   the union of all terminals was 30–100 times its minimal size
+//!   (`Github_easy---o28187`: 61,625 states for 735, from one `EXTRA_KEY`
+//!   terminal — any key but the declared names — next to one
+//!   `maxLength: 45` string). The `EXTRA_KEY` regex had a copy of "any
+//!   further characters" (and of the UTF-8 and `\u` sequences of the
+//!   character leaving the names) per trie node; it now has one
+//!   (`Builder::extra_key_term`), and [`ByteDfa::from_patterns`]
+//!   minimises each terminal alone and runs the minimal DFAs in parallel.
+//!   Exact; with these all 33 schemas fit the lexer's limit.
+//! * Real products: a `maxLength: 255` string counts 255 characters while
+//!   search patterns (`"pattern": "pull|push"`, read as
+//!   `.*(pull|push).*`) and formats follow their own progress
+//!   (`JsonSchemaStore---ci.json`: 164,718 minimal states, 18 s to
+//!   compile). A schema whose terminal automaton needs more than
+//!   [`STRING_DFA_LIMIT`] states is built again with its largest
+//!   restricted string terminal (by the states of its own minimal DFA)
+//!   relaxed to any JSON string, until it fits: `pattern`, `format`,
+//!   `minLength`, `maxLength` of every schema location using that terminal
+//!   are then reported as not enforced (never silently; in strict mode
+//!   nothing is relaxed). Relaxing only enlarges the language: valid
+//!   instances stay accepted. On `maskbench-dev` 3 schemas are relaxed
+//!   (`Github_hard---o21075`, `Github_medium---o21142`, `ci.json`; 14
+//!   `pattern`, 13 `minLength`, 7 `maxLength` locations); no schema that
+//!   compiled before is.
+//! * A `$ref` cycle through a merge (`{"allOf": [{"$ref":
+//!   "#/definitions/Foo"}], "type": "object"}` inside `Foo`) was unfolded
+//!   at ever longer made-up pointers until [`SchemaOptions::max_depth`] (4
+//!   schemas): merged schemas are memoised by content
+//!   (`Builder::merged_rule`), so the cycle is a recursive rule. The depth
+//!   limit stays for schemas that really are that deep (a typed
+//!   [`ErrorKind::SizeLimit`] error, no stack overflow).
+//!
+//! Compile time (grammar and [`crate::Constraint::compile`], all 1,121
+//! schemas, one core): p50 19 → 3.5 ms, p95 1.7 s → 132 ms, max 22 s →
+//! 1.5 s.
 
 pub mod format;
 pub mod multiple;
 pub mod number;
 pub mod regex;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
+
+use crate::automata::dfa::DEFAULT_DFA_LIMIT;
+use crate::automata::ByteDfa;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Expr, Grammar, Rule, RuleId, TermId, Terminal};
@@ -410,29 +460,113 @@ pub fn json_schema_to_grammar(
     schema: &Value,
     opts: &SchemaOptions,
 ) -> Result<(Grammar, Vec<Unenforced>)> {
-    // The `not`/`if` rewrites multiply with the `anyOf`/`oneOf` around them;
-    // a schema that passes a size limit with them is built again without
-    // (they are then reported, as before they were enforced).
-    match build(schema, opts, true) {
+    let mut relax = HashSet::new();
+    // The minimal DFA of each terminal, kept from one try to the next.
+    let mut parts: HashMap<String, ByteDfa> = HashMap::new();
+    loop {
+        let built = build_with_fallbacks(schema, opts, &relax)?;
+        if opts.strict {
+            // Nothing may be relaxed: a schema past the limit fails to compile.
+            return Ok((built.grammar, built.notes));
+        }
+        let patterns: Vec<&str> = built
+            .grammar
+            .terminals
+            .iter()
+            .map(|t| t.pattern.as_str())
+            .collect();
+        match ByteDfa::from_patterns_with(&patterns, STRING_DFA_LIMIT, &mut parts) {
+            Err(e) if e.kind() == ErrorKind::SizeLimit => {
+                let Some(ptrs) = largest_string_terminal(&built, &relax, &mut parts) else {
+                    return Ok((built.grammar, built.notes));
+                };
+                relax.extend(ptrs);
+            }
+            // Fits; other errors are the lexer's to report.
+            _ => return Ok((built.grammar, built.notes)),
+        }
+    }
+}
+
+/// The pointers of the largest restricted string terminal of `built` (by
+/// the states of its own minimal DFA) that are not relaxed yet; `None` when
+/// every one is. `parts` holds the minimal DFAs by pattern.
+fn largest_string_terminal(
+    built: &Built,
+    relax: &HashSet<String>,
+    parts: &mut HashMap<String, ByteDfa>,
+) -> Option<Vec<String>> {
+    let mut best: Option<(usize, TermId)> = None;
+    for (t, ptr) in &built.string_terms {
+        if relax.contains(ptr) {
+            continue;
+        }
+        let pattern = &built.grammar.terminals[t.0 as usize].pattern;
+        // A pattern alone past the limit is the largest there is.
+        let size = ByteDfa::pattern_part(pattern, STRING_DFA_LIMIT, parts)
+            .map_or(usize::MAX, ByteDfa::len);
+        // Ties: the first built, for a deterministic choice.
+        if best.is_none_or(|(s, _)| size > s) {
+            best = Some((size, *t));
+        }
+    }
+    let (_, t) = best?;
+    Some(
+        built
+            .string_terms
+            .iter()
+            .filter(|(u, _)| *u == t)
+            .map(|(_, p)| p.clone())
+            .collect(),
+    )
+}
+
+/// Most states of the terminal automaton of a schema's grammar (before
+/// minimisation) built without relaxing string terminals (see [*Lexer
+/// size*](self#lexer-size)); a quarter of the lexer's own limit
+/// ([`DEFAULT_DFA_LIMIT`]): the lexer built on such an automaton takes
+/// seconds (`JsonSchemaStore---ci.json`, 164,718 states: 18 s), and no
+/// `maskbench-dev` schema that compiled before needs more.
+pub const STRING_DFA_LIMIT: usize = DEFAULT_DFA_LIMIT / 4;
+
+/// A grammar built, with its notes and its restricted string terminals.
+struct Built {
+    grammar: Grammar,
+    notes: Vec<Unenforced>,
+    string_terms: Vec<(TermId, String)>,
+}
+
+/// [`build`] with the `not`/`if` rewrites, and without them past a size
+/// limit: the rewrites multiply with the `anyOf`/`oneOf` around them, so a
+/// schema that passes a size limit with them is built again without (they
+/// are then reported, as before they were enforced).
+fn build_with_fallbacks(
+    schema: &Value,
+    opts: &SchemaOptions,
+    relax: &HashSet<String>,
+) -> Result<Built> {
+    match build(schema, opts, true, relax) {
         Err(e) if e.kind() == ErrorKind::SizeLimit => {
-            let (g, mut notes) = build(schema, opts, false).map_err(|_| e)?;
-            for n in &mut notes {
+            let mut b = build(schema, opts, false, relax).map_err(|_| e)?;
+            for n in &mut b.notes {
                 if ["not", "if"].contains(&n.keyword.as_str()) && n.reason == "ignored" {
                     n.reason = "ignored: the schema with it rewritten passes a size limit".into();
                 }
             }
-            Ok((g, notes))
+            Ok(b)
         }
         r => r,
     }
 }
 
-/// [`json_schema_to_grammar`], with or without the `not`/`if` rewrites.
+/// The grammar of `schema`, with or without the `not`/`if` rewrites, with
+/// the string schemas at `relax` built as any JSON string.
 fn build(
     schema: &Value,
     opts: &SchemaOptions,
     rewrite: bool,
-) -> Result<(Grammar, Vec<Unenforced>)> {
+    relax: &HashSet<String>,
+) -> Result<Built> {
     let mut b = Builder {
         root: schema,
         opts,
@@ -449,6 +583,8 @@ fn build(
             .is_some_and(|u| u.contains("draft-04") || u.contains("draft-03")),
         rule_cap: usize::MAX,
         rewrite,
+        relax,
+        string_terms: Vec::new(),
     };
     // Fixed terminals first: their ids are stable and STRING/NUMBER make the
     // lexer split texts into JSON tokens.
@@ -459,13 +595,17 @@ fn build(
     let mut seen = std::collections::HashSet::new();
     b.unenforced
         .retain(|u| seen.insert((u.keyword.clone(), u.pointer.clone(), u.reason.clone())));
-    let g = Grammar {
+    let grammar = Grammar {
         terminals: b.terms,
         rules: b.rules,
         ignore: vec![ws],
         start,
     };
-    Ok((g, b.unenforced))
+    Ok(Built {
+        grammar,
+        notes: b.unenforced,
+        string_terms: b.string_terms,
+    })
 }
 
 /// Escapes a JSON pointer token.
@@ -516,6 +656,12 @@ struct Builder<'a> {
     rule_cap: usize,
     /// Whether `not`/`if` are rewritten (see `Builder::rewrite_not_if`).
     rewrite: bool,
+    /// Pointers of string schemas built as any JSON string (see
+    /// [*Lexer size*](self#lexer-size)).
+    relax: &'a HashSet<String>,
+    /// The restricted string terminals built, with the pointer of the
+    /// schema of each use.
+    string_terms: Vec<(TermId, String)>,
 }
 
 /// Most grammar rules one rewritten `not` / `if` may add: its `anyOf`
@@ -528,6 +674,7 @@ struct Snapshot {
     rules: usize,
     terms: usize,
     unenforced: usize,
+    string_terms: usize,
     any: Option<RuleId>,
     depth: usize,
 }
@@ -711,11 +858,11 @@ impl<'a> Builder<'a> {
                 return Ok(Expr::Rule(self.schema_rule(target, &tptr)?));
             }
             let merged = self.flatten(v, ptr, 0)?;
-            return self.object_schema(&merged, &format!("{ptr}/$ref+"));
+            return self.merged_rule(&merged, &format!("{ptr}/$ref+"));
         }
         if m.contains_key("allOf") {
             let merged = self.flatten(v, ptr, 0)?;
-            return self.object_schema(&merged, &format!("{ptr}/allOf+"));
+            return self.merged_rule(&merged, &format!("{ptr}/allOf+"));
         }
         self.object_schema(m, ptr)
     }
@@ -904,6 +1051,29 @@ impl<'a> Builder<'a> {
         Ok(a)
     }
 
+    /// The rule of a schema made by merging (a `$ref` with sibling
+    /// keywords, `allOf`, an `anyOf`/`oneOf` branch with the siblings
+    /// merged in), memoised by its content. Its pointer is made up (`…/$ref+`)
+    /// and the pointers below it grow with every merge, so memoising by
+    /// pointer would not stop a `$ref` cycle through a merge — a property of
+    /// the target that refers to the target with siblings again — from
+    /// being unfolded until [`SchemaOptions::max_depth`] (4 maskbench-dev
+    /// schemas failed so); by content, the cycle becomes a recursive rule.
+    fn merged_rule(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        let key = format!(
+            "merged:{}",
+            serde_json::to_string(m).map_err(|e| err(format!("schema at {ptr}: {e}")))?
+        );
+        if let Some(&r) = self.memo.get(&key) {
+            return Ok(Expr::Rule(r));
+        }
+        let r = self.new_rule(format!("s{}", self.rules.len()))?;
+        self.memo.insert(key, r);
+        let e = self.object_schema(m, ptr)?;
+        self.rules[r.0 as usize].expr = e;
+        Ok(Expr::Rule(r))
+    }
+
     /// The grammar of a schema object without top-level `$ref`/`allOf`.
     fn object_schema(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
         self.enter(ptr)?;
@@ -971,7 +1141,7 @@ impl<'a> Builder<'a> {
             if merged.contains_key("$ref") || merged.contains_key("allOf") {
                 return Err(err(format!("allOf at {ptr} could not be flattened")));
             }
-            return self.object_schema(&merged, &format!("{ptr}+"));
+            return self.merged_rule(&merged, &format!("{ptr}+"));
         }
         // anyOf / oneOf, with the siblings merged into each branch.
         let any = m.get("anyOf").cloned();
@@ -1026,10 +1196,7 @@ impl<'a> Builder<'a> {
                 if has_siblings {
                     let bm = self.flatten(&b, &bptr, 0)?;
                     let merged = self.merge(siblings.clone(), bm, ptr)?;
-                    let r = self.new_rule(format!("s{}", self.rules.len()))?;
-                    let e = self.object_schema(&merged, &format!("{bptr}+"))?;
-                    self.rules[r.0 as usize].expr = e;
-                    alts.push(Expr::Rule(r));
+                    alts.push(self.merged_rule(&merged, &format!("{bptr}+"))?);
                 } else {
                     alts.push(Expr::Rule(self.schema_rule(&b, &bptr)?));
                 }
@@ -1109,6 +1276,7 @@ impl<'a> Builder<'a> {
             rules: self.rules.len(),
             terms: self.terms.len(),
             unenforced: self.unenforced.len(),
+            string_terms: self.string_terms.len(),
             any: self.any,
             depth: self.depth,
         }
@@ -1122,6 +1290,7 @@ impl<'a> Builder<'a> {
         self.term_ix.retain(|_, t| (t.0 as usize) < snap.terms);
         self.memo.retain(|_, r| (r.0 as usize) < snap.rules);
         self.unenforced.truncate(snap.unenforced);
+        self.string_terms.truncate(snap.string_terms);
         self.any = snap.any;
         self.depth = snap.depth;
     }
@@ -1976,23 +2145,31 @@ impl<'a> Builder<'a> {
             }
             (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
         }
-        fn not_in(n: &Node, depth: usize) -> String {
-            let rest = format!("{CHAR_RE}*");
-            let mut alts = Vec::new();
-            if !n.end {
-                alts.push(String::new());
-            }
+        // Whether every next character of the names at `n` is plain ASCII
+        // written as itself: then every other character, every non-ASCII
+        // one and every escape leaves the names.
+        fn plain(n: &Node) -> bool {
+            n.kids
+                .iter()
+                .all(|(c, _)| c.is_ascii() && canonical_escape(*c).is_none())
+        }
+        // The characters that leave every name at `n`: an unescaped
+        // character or an escape other than the canonical spellings of the
+        // next characters of the names (those continue in the trie). At a
+        // `plain` node only the ASCII ones: the others are in `SHARED`.
+        fn leave(n: &Node) -> String {
             let mut class = String::from("[^\"\\\\\\x00-\\x1F");
+            if plain(n) {
+                class.push_str("\\x{80}-\\x{10FFFF}");
+            }
             for (c, _) in &n.kids {
                 class.push_str(&regex_syntax::escape(&c.to_string()));
             }
             class.push(']');
-            // The first character that leaves every name: one alternative
-            // followed by one copy of `rest` (copies multiply the states of
-            // the lexer automaton built from all terminals).
+            if plain(n) {
+                return class;
+            }
             let mut diverge = vec![class];
-            // Escapes other than the canonical spellings of the next
-            // characters of the names (those continue in the trie).
             let escaped: Vec<(String, &Node)> = n
                 .kids
                 .iter()
@@ -2013,21 +2190,59 @@ impl<'a> Builder<'a> {
             if let Some(h) = hex_not_in(&hexes, 0) {
                 diverge.push(format!("\\\\u{h}"));
             }
-            alts.push(format!("(?:{}){rest}", diverge.join("|")));
+            format!("(?:{})", diverge.join("|"))
+        }
+        // The non-ASCII characters and escapes, which leave the names at
+        // every `plain` node.
+        const SHARED: &str = r#"(?:[^\x00-\x7F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
+        // The kids of `n` followed (in the trie) by `below`, which returns
+        // `None` for an empty language.
+        fn kids<F: Fn(&Node, usize) -> Option<String>>(
+            n: &Node,
+            depth: usize,
+            below: F,
+        ) -> Vec<String> {
+            let mut alts = Vec::new();
             for (c, k) in &n.kids {
                 if depth >= 200 {
                     break;
                 }
                 let unit = canonical_escape(*c).unwrap_or_else(|| c.to_string());
-                alts.push(format!(
-                    "{}{}",
-                    regex_syntax::escape(&unit),
-                    not_in(k, depth + 1)
-                ));
+                if let Some(r) = below(k, depth + 1) {
+                    alts.push(format!("{}{r}", regex_syntax::escape(&unit)));
+                }
             }
-            format!("(?:{})", alts.join("|"))
+            alts
         }
-        let p = format!("\"{}\"", not_in(&root, 0));
+        // The texts of the trie nodes below `n` where `keep` holds
+        // (`None`: there are none).
+        fn nodes(n: &Node, depth: usize, keep: fn(&Node) -> bool) -> Option<String> {
+            let mut alts = kids(n, depth, |k, d| nodes(k, d, keep));
+            if keep(n) {
+                alts.insert(0, String::new());
+            }
+            (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
+        }
+        // The texts that follow the names up to `n` and then leave them
+        // with their last character (`SHARED` ones apart).
+        fn leaving(n: &Node, depth: usize) -> Option<String> {
+            let mut alts = vec![leave(n)];
+            alts.extend(kids(n, depth, leaving));
+            Some(format!("(?:{})", alts.join("|")))
+        }
+        // The key: a proper prefix of a name that is no name, or the names
+        // up to some node, a character leaving them there, and any further
+        // characters. The three tries run in step on the same prefix, and
+        // the characters after leaving are one shared copy: a copy per trie
+        // node (of "any further characters", or of the UTF-8 and `\u`
+        // sequences of the leaving character) would be as many distinct NFA
+        // states, which the determinisation multiplies with every other
+        // string terminal (see *Lexer size* in the module documentation).
+        let mut alts: Vec<String> = nodes(&root, 0, |n| !n.end).into_iter().collect();
+        let mut leaves: Vec<String> = leaving(&root, 0).into_iter().collect();
+        leaves.extend(nodes(&root, 0, plain).map(|p| format!("{p}{SHARED}")));
+        alts.push(format!("(?:{}){CHAR_RE}*", leaves.join("|")));
+        let p = format!("\"(?:{})\"", alts.join("|"));
         Expr::Term(self.term("EXTRA_KEY", &p))
     }
 
@@ -2314,7 +2529,37 @@ impl<'a> Builder<'a> {
         Ok(Some(Expr::Seq(vec![open, Expr::Alt(first), close])))
     }
 
+    /// A string of schema `m`: [`Builder::string_inner`], or the generic
+    /// `STRING` where `ptr` is relaxed (see [*Lexer size*](self#lexer-size));
+    /// records the restricted string terminals and their pointers.
     fn string(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if self.relax.contains(ptr) {
+            for k in ["pattern", "format", "minLength", "maxLength"] {
+                let trivial = k == "minLength" && m.get(k).and_then(Value::as_u64) == Some(0);
+                if m.contains_key(k) && !trivial {
+                    self.report(
+                        k,
+                        ptr,
+                        format!(
+                            "ignored: the schema's string terminals with it need more than \
+                             {STRING_DFA_LIMIT} DFA states (any JSON string accepted here)"
+                        ),
+                        false,
+                    )?;
+                }
+            }
+            return Ok(Expr::Term(self.term("STRING", STRING_RE)));
+        }
+        let e = self.string_inner(m, ptr)?;
+        if let Expr::Term(t) = e {
+            if self.terms[t.0 as usize].pattern != STRING_RE {
+                self.string_terms.push((t, ptr.to_string()));
+            }
+        }
+        Ok(e)
+    }
+
+    fn string_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
         let get = |k: &str| count_keyword(m, k, ptr);
         let mut min = get("minLength")?.unwrap_or(0);
         let mut max = get("maxLength")?;

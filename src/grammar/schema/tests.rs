@@ -632,3 +632,91 @@ fn extra_keys_exclude_declared_names_with_escapes() {
         assert_eq!(b.ok(text), want, "{text}");
     }
 }
+
+#[test]
+fn extra_keys_are_every_other_spelling() {
+    // Every key of up to three units (plain ASCII, non-ASCII, escapes,
+    // escaped spellings of the names' characters) against declared names
+    // with plain, non-ASCII and escaped characters: an extra member (a
+    // string) is accepted iff the key is not a declared name in its
+    // canonical spelling; a declared one takes an integer.
+    let names = ["a", "ab", "é", "aé", "a\n", "b\"c"];
+    let props: Map<String, Value> = names
+        .iter()
+        .map(|n| (n.to_string(), json!({"type": "integer"})))
+        .collect();
+    let b = Both::new(json!({
+        "properties": props,
+        "additionalProperties": {"type": "string"}
+    }));
+    let canonical: Vec<String> = names
+        .iter()
+        .map(|n| serde_json::to_string(n).unwrap())
+        .collect();
+    let units = ["a", "b", "c", "é", "\\u00e9", "\\n", "\\u0061", "\\\"", "ü"];
+    let mut keys = vec![String::new()];
+    for len in 1..=3 {
+        let mut next = Vec::new();
+        for k in keys.iter().filter(|k| k.chars().count() + 1 >= len) {
+            for u in units {
+                next.push(format!("{k}{u}"));
+            }
+        }
+        keys.extend(next);
+        keys.sort();
+        keys.dedup();
+    }
+    let mut declared = 0;
+    for k in &keys {
+        let key = format!("\"{k}\"");
+        let is_declared = canonical.contains(&key);
+        declared += usize::from(is_declared);
+        assert_eq!(b.ok(&format!("{{{key}: \"s\"}}")), !is_declared, "{key}");
+        assert_eq!(b.ok(&format!("{{{key}: 1}}")), is_declared, "{key}");
+    }
+    assert_eq!(declared, names.len());
+}
+
+#[test]
+fn ref_cycle_through_a_merge_is_a_recursive_rule() {
+    // `child` refers to `Foo` with a sibling keyword: the merged schema
+    // recurs inside itself. It used to be unfolded until the depth limit
+    // ("nested deeper than 200 levels"); instances are as deep as they like.
+    let b = Both::new(json!({
+        "$ref": "#/definitions/Foo",
+        "definitions": {"Foo": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "child": {"allOf": [{"$ref": "#/definitions/Foo"}], "type": "object"}
+            },
+            "additionalProperties": false
+        }}
+    }));
+    let deep = |n: usize, leaf: &str| {
+        let mut t = leaf.to_string();
+        for _ in 0..n {
+            t = format!(r#"{{"name": "x", "child": {t}}}"#);
+        }
+        t
+    };
+    assert!(b.ok(&deep(300, r#"{"name": "leaf"}"#)));
+    assert!(!b.ok(&deep(300, r#"{"nme": "leaf"}"#)));
+    assert!(!b.ok(&deep(3, r#"{"name": 1}"#)));
+    // The same through `$ref` with a sibling, and through a branch.
+    for child in [
+        json!({"$ref": "#/definitions/Foo", "minProperties": 0}),
+        json!({"anyOf": [{"$ref": "#/definitions/Foo"}, {"type": "null"}], "type": "object"}),
+    ] {
+        let b = Both::new(json!({
+            "$ref": "#/definitions/Foo",
+            "definitions": {"Foo": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "child": child},
+                "additionalProperties": false
+            }}
+        }));
+        assert!(b.ok(&deep(250, r#"{"name": "leaf"}"#)), "{child}");
+        assert!(!b.ok(&deep(250, r#"{"name": 2}"#)), "{child}");
+    }
+}
