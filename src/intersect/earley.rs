@@ -588,23 +588,20 @@ fn search_in<'a>(
         #[cfg(debug_assertions)]
         made: Default::default(),
     };
-    let saved_out = match s.frontier {
-        Some((frontier, next)) => {
-            e.record = vec![false; dfa.len()];
-            let w = g.term_words;
-            let saved = e.own.out.clone();
-            for &f in frontier {
-                e.record[f as usize] = true;
-                let out = &mut e.own.out[f as usize * w..(f as usize + 1) * w];
-                match next {
-                    Some(next) => out.copy_from_slice(next),
-                    None => out.fill(u64::MAX),
-                }
+    // A recording search's tables are its own (never a tail's): the
+    // frontier's terminals may be overwritten for good.
+    if let Some((frontier, next)) = s.frontier {
+        e.record = vec![false; dfa.len()];
+        let w = g.term_words;
+        for &f in frontier {
+            e.record[f as usize] = true;
+            let out = &mut e.own.out[f as usize * w..(f as usize + 1) * w];
+            match next {
+                Some(next) => out.copy_from_slice(next),
+                None => out.fill(u64::MAX),
             }
-            Some(saved)
         }
-        None => None,
-    };
+    }
     match s.base {
         None => {
             let starts = dfa.closure(&[dfa.start]);
@@ -703,9 +700,6 @@ fn search_in<'a>(
         } else {
             e.wait(it, budget)?;
         }
-    }
-    if let Some(saved) = saved_out {
-        e.own.out = saved;
     }
     let mut own = e.own;
     // The tables a base keeps are moved, not copied: keeping them costs
