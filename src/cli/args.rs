@@ -166,7 +166,7 @@ pub enum RemaskingArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PropertyOrderArg {
     /// Any order, as JSON Schema means (exact up to 12 properties per
-    /// object; larger objects fall back to schema order, reported).
+    /// object; in larger ones optional properties may repeat, reported).
     Any,
     /// Declared properties in schema order, extra ones after them.
     Schema,
@@ -177,9 +177,9 @@ pub enum PropertyOrderArg {
 pub struct SchemaArgs {
     /// With --json-schema: the order object members may be written in.
     /// `any` (default): any order, each declared property at most once,
-    /// exact for objects of up to 12 properties (larger ones fall back to
-    /// schema order, listed by --explain); `schema`: schema order (a
-    /// smaller grammar).
+    /// exact for objects of up to 12 properties (in larger ones optional
+    /// properties may repeat, listed by --explain); `schema`: schema order
+    /// (a smaller grammar).
     #[arg(long, value_enum, value_name = "ORDER", default_value = "any")]
     pub property_order: PropertyOrderArg,
 }
@@ -487,7 +487,7 @@ pub struct CheckArgs {
     /// With --json-schema: print the property order, the keywords not (or
     /// only approximately) enforced, each with its JSON pointer (among them
     /// `properties` of an object with more than 12 properties, whose
-    /// members fall back to schema order under `--property-order any`), and
+    /// optional members may repeat under `--property-order any`), and
     /// the generated grammar.
     #[arg(long, requires = "json_schema")]
     pub explain: bool,

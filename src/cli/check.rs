@@ -139,8 +139,8 @@ pub(super) fn load_schema(
             &mut out,
             match opts.property_order {
                 PropertyOrder::Any => format!(
-                    "property order: any (objects of up to {} properties; larger ones in schema \
-                     order, listed above as properties)",
+                    "property order: any (exact for objects of up to {} properties; in larger \
+                     ones optional properties may repeat, listed above as properties)",
                     opts.max_any_order_properties
                 ),
                 PropertyOrder::Schema => {

@@ -215,7 +215,7 @@ fn any_order_fallback_is_reported() {
         .collect();
     let schema = json!({
         "type": "object",
-        "properties": {"inner": {"type": "object", "properties": props}}
+        "properties": {"inner": {"type": "object", "properties": props, "required": ["p4"]}}
     });
     let opts = SchemaOptions {
         max_any_order_properties: 4,
@@ -231,26 +231,48 @@ fn any_order_fallback_is_reported() {
         ),
         ("properties", "#/properties/inner", true)
     );
-    assert!(u[0].reason.contains("schema order"), "{}", u[0]);
-    assert!(b.ok(r#"{"inner": {"p0": 0, "p3": 3}}"#));
+    assert!(u[0].reason.contains("\"p3\""), "{}", u[0]);
+    // The required p4 and p0..p2 are tracked (at most once each, any
+    // order); p3 is free: any order, repeatable.
+    assert!(b.ok(r#"{"inner": {"p4": 4, "p0": 0}}"#));
+    assert!(b.ok(r#"{"inner": {"p3": 3, "p0": 0, "p4": 4}}"#));
+    assert!(b.ok(r#"{"inner": {"p3": 3, "p4": 4, "p3": 3}}"#));
+    assert!(!b.ok(r#"{"inner": {"p0": 0, "p4": 4, "p0": 0}}"#));
     assert!(!b.ok(r#"{"inner": {"p3": 3, "p0": 0}}"#));
     // Within the limit: exact, nothing reported; strict mode accepts it.
     let (b, u) = Both::with(schema.clone(), &SchemaOptions::default());
     assert!(u.is_empty(), "{u:?}");
-    assert!(b.ok(r#"{"inner": {"p3": 3, "p0": 0}}"#));
+    assert!(b.ok(r#"{"inner": {"p3": 3, "p0": 0, "p4": 4}}"#));
+    assert!(!b.ok(r#"{"inner": {"p3": 3, "p4": 4, "p3": 3}}"#));
     assert!(Grammar::from_json_schema(&schema).is_ok());
-    // Large objects fall back, also under the rule limit, instead of failing.
-    let props: Map<String, Value> = (0..40)
-        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
-        .collect();
-    let schema = json!({"type": "object", "properties": props});
+    // More required properties than tracked: schema order.
+    let required: Vec<String> = (0..5).map(|i| format!("p{i}")).collect();
+    let schema = json!({"type": "object", "properties": props_of(5), "required": required});
+    let (b, u) = Both::with(schema, &opts);
+    assert_eq!(u.len(), 1, "{u:?}");
+    assert!(u[0].reason.contains("schema order"), "{}", u[0]);
+    assert!(b.ok(r#"{"p0": 0, "p1": 1, "p2": 2, "p3": 3, "p4": 4}"#));
+    assert!(!b.ok(r#"{"p1": 1, "p0": 0, "p2": 2, "p3": 3, "p4": 4}"#));
+    // Large objects: as many tracked as the rule limit allows, instead of
+    // failing.
+    let schema = json!({"type": "object", "properties": props_of(40), "required": ["p39"]});
     let opts = SchemaOptions {
         max_any_order_properties: usize::MAX,
+        max_rules: 200,
         ..SchemaOptions::default()
     };
     let (b, u) = Both::with(schema, &opts);
     assert_eq!(u.len(), 1, "{u:?}");
-    assert!(b.ok(r#"{"p0": 0, "p39": 39}"#) && !b.ok(r#"{"p39": 39, "p0": 0}"#));
+    assert!(u[0].reason.contains("the 6 tracked"), "{}", u[0]);
+    assert!(b.ok(r#"{"p39": 39, "p0": 0}"#) && b.ok(r#"{"p20": 0, "p39": 39, "p20": 1}"#));
+    assert!(!b.ok(r#"{"p1": 1, "p39": 39, "p1": 1}"#) && !b.ok(r#"{"p0": 0}"#));
+}
+
+/// `n` integer properties `p0`, `p1`, ….
+fn props_of(n: usize) -> Map<String, Value> {
+    (0..n)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect()
 }
 
 /// The members `keys` (with small values) as object text: `(prefix,
