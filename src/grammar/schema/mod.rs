@@ -1832,7 +1832,7 @@ impl<'a> Builder<'a> {
             let n_must = must.iter().filter(|&&x| x).count();
             // The most tracked properties whose 2^k subset rules (plus one
             // rule per member and the extra member) fit the rule limit.
-            let fits = |k: usize| self.rules.len() + (1usize << k) + n + 1 <= self.opts.max_rules;
+            let fits = |k: usize| self.rules.len() + (1usize << k) + n < self.opts.max_rules;
             let cap = (0..=limit.min(n)).rev().find(|&k| fits(k)).unwrap_or(0);
             let limit = if n > limit {
                 cap.min(n_must.max(FALLBACK_TRACKED))
