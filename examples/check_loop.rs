@@ -5,6 +5,7 @@
 //! cargo run --release --example check_loop -- GRAMMAR DOCS_FILE [CASES] [ROUNDS]
 //! ```
 //!
+//! `GRAMMAR` is a grammar file, or a JSON Schema (`.json`).
 //! `DOCS_FILE` holds one document per line (`.jsonl`: one JSON string per
 //! line). Prints the median check time.
 
@@ -23,7 +24,15 @@ fn main() {
     let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(20);
     let run = || -> Result<(), String> {
         let src = std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?;
-        let g = Grammar::from_file_text(&args[1], &src, None).map_err(|e| e.to_string())?;
+        // A `.json` file is a JSON Schema (default options: any property order).
+        let g = if args[1].ends_with(".json") {
+            let v: serde_json::Value = serde_json::from_str(&src).map_err(|e| e.to_string())?;
+            cdiff::grammar::schema::json_schema_to_grammar(&v, &Default::default())
+                .map_err(|e| e.to_string())?
+                .0
+        } else {
+            Grammar::from_file_text(&args[1], &src, None).map_err(|e| e.to_string())?
+        };
         let c = Constraint::compile(&g).map_err(|e| e.to_string())?;
         let jsonl = args[2].ends_with(".jsonl");
         let docs: Vec<String> = std::fs::read_to_string(&args[2])
