@@ -62,9 +62,6 @@ impl Layout {
     }
 }
 
-/// Outgoing `(terminal, target)` edges per state.
-type Edges = Vec<Vec<(u32, u32)>>;
-
 /// A configuration: position in the layout and lexer state, packed.
 type Conf = u64;
 
@@ -417,8 +414,7 @@ impl TokenNfa {
             ceiling.push(&mut finals, fin)?;
             ceiling.push(&mut edges, out)?;
         }
-        // What `reduce` and `trim` allocate: a few words per state and per
-        // edge, and the signature table.
+        // What `trim` allocates: a few words per state and per edge.
         let n_edges: usize = edges.iter().map(Vec::len).sum();
         ceiling.admit(
             nodes
@@ -437,9 +433,7 @@ impl TokenNfa {
                 end,
             )));
         }
-        let keys: Vec<u64> = nodes.kinds.iter().map(Node::order_key).collect();
         // Until the automaton is trimmed, ε-moves are edges labelled `EPS`.
-        let (finals, edges, spans) = if std::env::var_os("NORED").is_some() { (finals, edges, spans) } else { reduce(&keys, &finals, &edges, &spans, budget)? };
         Ok(Built::Whole(trim(&finals, &edges, &spans)))
     }
 }
@@ -712,233 +706,6 @@ impl Node {
                 .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
             &Node::Hole(p, _, _) => (p, p),
         }
-    }
-
-    fn order_key(&self) -> u64 {
-        // Positions are below 2^31, bytes spent below 2 · (MAX_LIMIT + 2).
-        match self {
-            Node::Start => 0,
-            Node::Chunk(set) => (1 + 2 * set.first().map_or(0, |&c| unpack(c).0 as u64)) << 16,
-            Node::Hole(p, _, used) => ((2 + 2 * *p as u64) << 16) | used.0 as u64,
-        }
-    }
-}
-
-/// Merges bisimilar states (same finality, and edges on the same terminals
-/// to bisimilar states): the quotient accepts the same language. States are
-/// handled in decreasing [`Node::order_key`], so every acyclic state is
-/// classified from its already-classified targets in one pass; the states of
-/// one hole (a cycle) are refined together until stable. This is what
-/// minimisation was for a DFA: after a hole, one state per "last lexeme"
-/// context would otherwise survive, each with an edge on every terminal.
-fn reduce(
-    keys: &[u64],
-    finals: &[bool],
-    edges: &[Vec<(u32, u32)>],
-    spans: &[Span],
-    budget: &mut Budget,
-) -> Result<(Vec<bool>, Edges, Vec<Span>)> {
-    let n = finals.len();
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_unstable_by_key(|&s| std::cmp::Reverse((keys[s as usize], s)));
-    const UNSET: u32 = u32::MAX;
-    let mut class = vec![UNSET; n];
-    let mut sigs = SigTable::with_capacity(n);
-    let mut next_local = SigTable::with_capacity(0);
-    let (mut sig, mut pairs) = (Vec::new(), Vec::new());
-    let mut i = 0;
-    while i < n {
-        let k = keys[order[i] as usize];
-        let mut j = i;
-        while j < n && keys[order[j] as usize] == k {
-            j += 1;
-        }
-        let group = &order[i..j];
-        budget.spend(group.len() as u64)?;
-        if group.len() == 1 && !edges[group[0] as usize].iter().any(|&(_, d)| d == group[0]) {
-            let s = group[0] as usize;
-            signature(&mut sig, &mut pairs, finals[s], &edges[s], &class, None);
-            class[s] = sigs.class_of(&sig);
-        } else {
-            // A cyclic group: refine a local partition until stable.
-            let mut local: Vec<u32> = vec![0; group.len()];
-            let pos: FxMap<u32, u32> = group
-                .iter()
-                .enumerate()
-                .map(|(x, &s)| (s, x as u32))
-                .collect();
-            let mut n_blocks = 1;
-            loop {
-                budget.spend(group.len() as u64)?;
-                next_local.clear();
-                let mut fresh = vec![0u32; group.len()];
-                for (x, &s) in group.iter().enumerate() {
-                    signature(
-                        &mut sig,
-                        &mut pairs,
-                        finals[s as usize],
-                        &edges[s as usize],
-                        &class,
-                        Some((&pos, &local)),
-                    );
-                    sig.push(local[x]);
-                    fresh[x] = next_local.class_of(&sig);
-                }
-                let nb = next_local.len();
-                local = fresh;
-                if nb == n_blocks {
-                    break;
-                }
-                n_blocks = nb;
-            }
-            // Name the blocks globally by their final signature.
-            for (x, &s) in group.iter().enumerate() {
-                signature(
-                    &mut sig,
-                    &mut pairs,
-                    finals[s as usize],
-                    &edges[s as usize],
-                    &class,
-                    Some((&pos, &local)),
-                );
-                sig.push(u32::MAX - 1);
-                sig.push((k >> 32) as u32);
-                sig.push(k as u32);
-                sig.push(local[x]);
-                class[s as usize] = sigs.class_of(&sig);
-            }
-        }
-        i = j;
-    }
-    // The quotient, numbered by class; class of state 0 becomes state 0.
-    let nc = sigs.len();
-    let mut rename = vec![UNSET; nc];
-    rename[class[0] as usize] = 0;
-    let mut next = 1u32;
-    for &c in &class {
-        if rename[c as usize] == UNSET {
-            rename[c as usize] = next;
-            next += 1;
-        }
-    }
-    let mut q_finals = vec![false; next as usize];
-    let mut q_edges: Vec<Vec<(u32, u32)>> = vec![Vec::new(); next as usize];
-    let mut done = vec![false; next as usize];
-    let mut q_spans = vec![NO_SPAN; next as usize];
-    for s in 0..n {
-        let c = rename[class[s] as usize] as usize;
-        q_spans[c] = join(q_spans[c], spans[s]);
-        if done[c] {
-            continue;
-        }
-        done[c] = true;
-        q_finals[c] = finals[s];
-        let mut es: Vec<(u32, u32)> = edges[s]
-            .iter()
-            .map(|&(t, d)| (t, rename[class[d as usize] as usize]))
-            .collect();
-        es.sort_unstable();
-        es.dedup();
-        q_edges[c] = es;
-    }
-    Ok((q_finals, q_edges, q_spans))
-}
-
-/// Writes `[final, (terminal, class of target)...]`, sorted and
-/// deduplicated, into `sig` (`pairs` is scratch); targets inside the cyclic
-/// group being refined are named by their local block.
-fn signature(
-    sig: &mut Vec<u32>,
-    pairs: &mut Vec<(u32, u32)>,
-    fin: bool,
-    edges: &[(u32, u32)],
-    class: &[u32],
-    local: Option<(&FxMap<u32, u32>, &[u32])>,
-) {
-    pairs.clear();
-    pairs.extend(edges.iter().map(|&(t, d)| {
-        match local.and_then(|(pos, loc)| pos.get(&d).map(|&x| loc[x as usize])) {
-            Some(lb) => (t, (1 << 31) | lb),
-            None => (t, class[d as usize]),
-        }
-    }));
-    pairs.sort_unstable();
-    pairs.dedup();
-    sig.clear();
-    sig.push(fin as u32);
-    for &(t, c) in pairs.iter() {
-        sig.push(t);
-        sig.push(c);
-    }
-}
-
-/// Signatures numbered in order of first sight: one arena for all of them
-/// and a map from a signature's hash to its first id (later ids with the
-/// same hash chained), so a lookup hashes once and a new signature
-/// allocates nothing once the arena has grown (a `Vec` key per class was a
-/// twentieth of a C++ check).
-struct SigTable {
-    by_hash: FxMap<u64, u32>,
-    /// Per id: the next id with the same hash (`u32::MAX`: none).
-    chain: Vec<u32>,
-    /// Per id: where its signature starts in `arena` (one more entry, the end).
-    starts: Vec<u32>,
-    arena: Vec<u32>,
-}
-
-impl SigTable {
-    fn with_capacity(n: usize) -> SigTable {
-        SigTable {
-            by_hash: FxMap::with_capacity_and_hasher(n, Default::default()),
-            chain: Vec::with_capacity(n),
-            starts: vec![0],
-            arena: Vec::new(),
-        }
-    }
-
-    /// Number of distinct signatures.
-    fn len(&self) -> usize {
-        self.chain.len()
-    }
-
-    fn clear(&mut self) {
-        self.by_hash.clear();
-        self.chain.clear();
-        self.starts.truncate(1);
-        self.arena.clear();
-    }
-
-    fn sig(&self, id: u32) -> &[u32] {
-        &self.arena[self.starts[id as usize] as usize..self.starts[id as usize + 1] as usize]
-    }
-
-    /// The id of `sig` (a new id, the number of signatures so far, if absent).
-    fn class_of(&mut self, sig: &[u32]) -> u32 {
-        use std::hash::{Hash, Hasher};
-        let mut h = crate::hash::FxHasher::default();
-        sig.hash(&mut h);
-        let h = h.finish();
-        let new = self.chain.len() as u32;
-        let mut last = u32::MAX;
-        if let Some(&first) = self.by_hash.get(&h) {
-            let mut c = first;
-            while c != u32::MAX {
-                if self.sig(c) == sig {
-                    return c;
-                }
-                last = c;
-                c = self.chain[c as usize];
-            }
-        }
-        if last == u32::MAX {
-            self.by_hash.insert(h, new);
-        } else {
-            self.chain[last as usize] = new;
-        }
-        self.chain.push(u32::MAX);
-        self.arena.extend_from_slice(sig);
-        self.starts.push(self.arena.len() as u32);
-        new
     }
 }
 
