@@ -368,7 +368,7 @@ impl Tail {
         let accepts_empty = start.iter().any(|&q| nfa.finals[q as usize]);
         let mut steps: Vec<(u32, u32)> = start
             .iter()
-            .flat_map(|&q| nfa.edges[q as usize].iter().copied())
+            .flat_map(|&q| nfa.edges(q).iter().copied())
             .collect();
         steps.sort_unstable();
         steps.dedup();
@@ -679,10 +679,10 @@ fn search_in<'a>(
             if e.record.get(local).copied().unwrap_or(false) {
                 e.scans.entry(j).or_default().push(it);
             }
-            let es = &dfa.edges[local];
+            let es = dfa.edges(local as u32);
             let from = es.partition_point(|&(t, _)| t < y);
             let to = es[from..].iter().take_while(|&&(t, _)| t == y);
-            if to.clone().all(|&(_, k)| dfa.eps[k as usize].is_empty()) {
+            if to.clone().all(|&(_, k)| dfa.eps(k).is_empty()) {
                 for &(_, k) in to {
                     e.advance(prod, dot, origin, off + k)?;
                 }
@@ -724,7 +724,7 @@ fn out_terminals(g: &Intersector, dfa: &TokenNfa, ceiling: &Ceiling) -> Fits<Vec
     let w = g.term_words;
     ceiling.admit(dfa.len().saturating_mul(w * 8))?;
     let mut out = vec![0u64; dfa.len() * w];
-    for (s, es) in dfa.edges.iter().enumerate() {
+    for (s, es) in dfa.all_edges().enumerate() {
         for &(t, _) in es {
             out[s * w + t as usize / 64] |= 1 << (t % 64);
         }

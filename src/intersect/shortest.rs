@@ -67,13 +67,13 @@ pub(crate) fn witness(
     // Only the edges phase 1 scanned can be part of a triple it completed.
     let mut eps = EpsClosure::new(dfa);
     let mut land: Vec<u32> = Vec::new();
-    for (p, es) in dfa.edges.iter().enumerate() {
+    for (p, es) in dfa.all_edges().enumerate() {
         for &(t, q) in es {
             if !chart.was_scanned(p as u32, t) {
                 continue;
             }
             queue.offer(key(p as u32, t, q), 1, Reason::Edge)?;
-            if !dfa.eps[q as usize].is_empty() {
+            if !dfa.eps(q).is_empty() {
                 eps.close(dfa, [q], &mut land);
                 budget.spend(land.len() as u64)?;
                 for &r in &land[1..] {

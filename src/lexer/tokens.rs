@@ -108,18 +108,90 @@ pub struct TokenNfa {
     pub start: u32,
     /// Per state: whether it is final.
     pub finals: Vec<bool>,
-    /// Per state: outgoing `(terminal, target)` edges, sorted.
-    pub edges: Vec<Vec<(u32, u32)>>,
-    /// Per state: the targets of its ε-moves, sorted. Only the start state
-    /// and hole states have them (a lexeme in progress leaving the hole),
-    /// and they always lead to a later position of the text, so they form
-    /// no cycle.
-    pub eps: Vec<Vec<u32>>,
+    /// Per state: outgoing `(terminal, target)` edges, sorted by terminal
+    /// (see [`TokenNfa::edges`]).
+    edges: Rows<(u32, u32)>,
+    /// Per state: the targets of its ε-moves (see [`TokenNfa::eps`]).
+    eps: Rows<u32>,
     /// Per state: the first and last position of the partial output (bytes
     /// and holes, one position each) where its outgoing terminals are
     /// emitted. Used to realise a witness path as bytes without trying every
     /// alignment of terminals to positions.
     pub(crate) spans: Vec<Span>,
+}
+
+/// Per-state lists in one array (compressed rows): row `i` is
+/// `items[at[i]..at[i + 1]]`. A check's automaton has one list of edges
+/// and one of ε-moves per state; one allocation each instead of one per
+/// state (that was a fifth of the allocations of a check).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rows<T> {
+    at: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Rows<T> {
+    /// No rows, room for `rows` rows and `items` items.
+    pub(crate) fn with_capacity(rows: usize, items: usize) -> Rows<T> {
+        let mut at = Vec::with_capacity(rows + 1);
+        at.push(0);
+        Rows {
+            at,
+            items: Vec::with_capacity(items),
+        }
+    }
+
+    /// `n` empty rows.
+    pub(crate) fn empty(n: usize) -> Rows<T> {
+        Rows {
+            at: vec![0; n + 1],
+            items: Vec::new(),
+        }
+    }
+
+    /// Room for `additional` more items, admitted by `ceiling`.
+    fn reserve(&mut self, ceiling: Ceiling, additional: usize) -> crate::budget::Fits {
+        ceiling.reserve(&mut self.at, 1)?;
+        ceiling.reserve(&mut self.items, additional)
+    }
+
+    /// Appends an item to the row being written (ended by [`Rows::end_row`]).
+    pub(crate) fn push(&mut self, x: T) {
+        self.items.push(x);
+    }
+
+    /// Ends the row being written.
+    pub(crate) fn end_row(&mut self) {
+        self.at.push(self.items.len() as u32);
+    }
+
+    /// Appends a whole row.
+    pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = T>) {
+        self.items.extend(row);
+        self.end_row();
+    }
+
+    /// Number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.at.len() - 1
+    }
+
+    /// Row `i`.
+    pub(crate) fn row(&self, i: usize) -> &[T] {
+        &self.items[self.at[i] as usize..self.at[i + 1] as usize]
+    }
+
+    /// Every row, in order.
+    pub(crate) fn rows(&self) -> impl Iterator<Item = &[T]> {
+        self.at
+            .windows(2)
+            .map(|w| &self.items[w[0] as usize..w[1] as usize])
+    }
+
+    /// Number of items in all rows.
+    pub(crate) fn n_items(&self) -> usize {
+        self.items.len()
+    }
 }
 
 /// Reusable scratch for ε-closures over one [`TokenNfa`]: the closure
@@ -162,7 +234,7 @@ impl EpsClosure {
         }
         let mut i = 0;
         while i < out.len() {
-            for &d in &nfa.eps[out[i] as usize] {
+            for &d in nfa.eps(out[i]) {
                 if self.stamp[d as usize] != self.epoch {
                     self.stamp[d as usize] = self.epoch;
                     out.push(d);
@@ -200,7 +272,26 @@ impl TokenNfa {
 
     /// Number of edges.
     pub fn n_edges(&self) -> usize {
-        self.edges.iter().map(Vec::len).sum()
+        self.edges.n_items()
+    }
+
+    /// The outgoing `(terminal, target)` edges of state `s`, sorted by
+    /// terminal.
+    pub fn edges(&self, s: u32) -> &[(u32, u32)] {
+        self.edges.row(s as usize)
+    }
+
+    /// The targets of the ε-moves of state `s`. Only the start state and
+    /// hole states have them (a lexeme in progress leaving the hole), and
+    /// they always lead to a later position of the text, so they form no
+    /// cycle.
+    pub fn eps(&self, s: u32) -> &[u32] {
+        self.eps.row(s as usize)
+    }
+
+    /// The outgoing edges of every state, in order of states.
+    pub(crate) fn all_edges(&self) -> impl Iterator<Item = &[(u32, u32)]> {
+        self.edges.rows()
     }
 
     /// Whether the automaton accepts the terminal sequence `word`.
@@ -212,7 +303,7 @@ impl TokenNfa {
         for &t in word {
             let mut next: Vec<u32> = Vec::new();
             for &s in &cur {
-                let es = &self.edges[s as usize];
+                let es = self.edges(s);
                 let from = es.partition_point(|e| e.0 < t);
                 next.extend(es[from..].iter().take_while(|e| e.0 == t).map(|e| e.1));
             }
@@ -350,7 +441,9 @@ impl TokenNfa {
             touched: Vec::new(),
         };
         let mut finals: Vec<bool> = Vec::new();
-        let mut edges: Vec<Vec<(u32, u32)>> = Vec::new();
+        // Edges per node, in node order; ε-moves are edges labelled `EPS`
+        // until the automaton is trimmed.
+        let mut edges: Rows<(u32, u32)> = Rows::with_capacity(16, 64);
         let mut head = 0;
         while head < nodes.kinds.len() {
             let id = head;
@@ -360,10 +453,8 @@ impl TokenNfa {
             match &nodes.kinds[id] {
                 Node::Start => {
                     ceiling.push(&mut finals, false)?;
-                    ceiling.push(
-                        &mut edges,
-                        start_targets.iter().map(|&n| (EPS, n)).collect(),
-                    )?;
+                    edges.reserve(ceiling, start_targets.len())?;
+                    edges.push_row(start_targets.iter().map(|&n| (EPS, n)));
                     continue;
                 }
                 Node::Chunk(set) => {
@@ -388,14 +479,14 @@ impl TokenNfa {
                     // quadratic in the holes.
                     let trans = view.transitions(set, b.keep_after(p));
                     let limit = b.limit_at(p);
-                    let mut out: Vec<(u32, u32)> = Vec::with_capacity(trans.len());
+                    edges.reserve(ceiling, trans.len())?;
                     for &(t, next) in trans.iter() {
                         let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
                             continue;
                         };
-                        out.push((t, nodes.intern(Node::Hole(p, next, used), max_states)?));
+                        edges.push((t, nodes.intern(Node::Hole(p, next, used), max_states)?));
                     }
-                    budget.spend(out.len() as u64)?;
+                    budget.spend(trans.len() as u64)?;
                     let bits = view.bits(set);
                     let keep = b.keep_after(p);
                     let seeds: Vec<Conf> = ones(&bits)
@@ -404,18 +495,19 @@ impl TokenNfa {
                         .collect();
                     let after = b.closure(&seeds, budget)?;
                     let after = nodes.intern_set(after, &mut view, &b, max_states)?;
-                    out.extend(after.iter().map(|&n| (EPS, n)));
+                    edges.reserve(ceiling, after.len())?;
+                    edges.push_row(after.iter().map(|&n| (EPS, n)));
                     ceiling.push(&mut finals, false)?;
-                    ceiling.push(&mut edges, out)?;
                     continue;
                 }
             }
-            let out = em.close(&mut b, &mut nodes, &mut view, budget, max_states)?;
+            em.close(
+                &mut b, &mut nodes, &mut view, budget, max_states, &mut edges,
+            )?;
             ceiling.push(&mut finals, fin)?;
-            ceiling.push(&mut edges, out)?;
         }
         // What `trim` allocates: a few words per state and per edge.
-        let n_edges: usize = edges.iter().map(Vec::len).sum();
+        let n_edges = edges.n_items();
         ceiling.admit(
             nodes
                 .kinds
@@ -433,7 +525,6 @@ impl TokenNfa {
                 end,
             )));
         }
-        // Until the automaton is trimmed, ε-moves are edges labelled `EPS`.
         Ok(Built::Whole(trim(&finals, &edges, &spans)))
     }
 }
@@ -444,11 +535,15 @@ impl TokenNfa {
     /// by (see [`crate::intersect::Intersector::grow`]).
     pub(crate) fn from_edges(edges: Vec<Vec<(u32, u32)>>) -> TokenNfa {
         let n = edges.len();
+        let mut rows = Rows::with_capacity(n, edges.iter().map(Vec::len).sum());
+        for es in edges {
+            rows.push_row(es);
+        }
         TokenNfa {
             start: 0,
             finals: vec![false; n],
-            edges,
-            eps: vec![Vec::new(); n],
+            edges: rows,
+            eps: Rows::empty(n),
             spans: vec![NO_SPAN; n],
         }
     }
@@ -458,26 +553,23 @@ impl TokenNfa {
     /// [`crate::intersect::Intersector::extend`]): `(automaton, to)`.
     pub(crate) fn chain(first_then: &[&[u32]], then: &TokenNfa) -> (TokenNfa, u32) {
         let k = first_then.len() as u32;
-        let mut edges: Vec<Vec<(u32, u32)>> = Vec::with_capacity(k as usize + then.len());
+        let n = k as usize + then.len();
+        let mut edges = Rows::with_capacity(n, then.n_edges());
         for (i, set) in first_then.iter().enumerate() {
             let target = if i + 1 == k as usize {
                 then.start + k
             } else {
                 i as u32 + 1
             };
-            edges.push(set.iter().map(|&t| (t, target)).collect());
+            edges.push_row(set.iter().map(|&t| (t, target)));
         }
-        edges.extend(
-            then.edges
-                .iter()
-                .map(|es| es.iter().map(|&(t, d)| (t, d + k)).collect()),
-        );
-        let mut eps: Vec<Vec<u32>> = vec![Vec::new(); k as usize];
-        eps.extend(
-            then.eps
-                .iter()
-                .map(|es| es.iter().map(|&d| d + k).collect()),
-        );
+        for es in then.edges.rows() {
+            edges.push_row(es.iter().map(|&(t, d)| (t, d + k)));
+        }
+        let mut eps = Rows::empty(k as usize);
+        for es in then.eps.rows() {
+            eps.push_row(es.iter().map(|&d| d + k));
+        }
         let mut finals = vec![false; k as usize];
         finals.extend_from_slice(&then.finals);
         let mut spans = vec![NO_SPAN; k as usize];
@@ -532,7 +624,7 @@ pub(crate) struct Frontier {
 fn raw_prefix(
     kinds: &[Node],
     finals: Vec<bool>,
-    edges: Vec<Vec<(u32, u32)>>,
+    edges: Rows<(u32, u32)>,
     spans: Vec<Span>,
     end: u32,
 ) -> Frontier {
@@ -549,13 +641,7 @@ fn raw_prefix(
     }
     at.sort_unstable();
     at.dedup();
-    let mut out_edges = Vec::with_capacity(edges.len());
-    let mut out_eps = Vec::with_capacity(edges.len());
-    for es in edges {
-        let (e, t): (Vec<_>, Vec<_>) = es.into_iter().partition(|&(t, _)| t == EPS);
-        out_eps.push(e.into_iter().map(|(_, d)| d).collect());
-        out_edges.push(t);
-    }
+    let (out_edges, out_eps) = split_eps(&edges, |d| Some(d));
     Frontier {
         nfa: TokenNfa {
             start: 0,
@@ -604,29 +690,40 @@ impl Emitter {
         view: &mut HoleView<'_>,
         budget: &mut Budget,
         max_states: usize,
-    ) -> Result<Vec<(u32, u32)>> {
+        out: &mut Rows<(u32, u32)>,
+    ) -> Result<()> {
         self.touched.sort_unstable();
-        let mut out = Vec::with_capacity(self.touched.len());
+        let row = out.items.len();
+        out.reserve(nodes.ceiling, self.touched.len())?;
         for i in 0..self.touched.len() {
             let t = self.touched[i];
             let seeds = &mut self.buckets[t as usize];
             seeds.sort_unstable();
             seeds.dedup();
             if let Some(targets) = self.memo.get(&**seeds) {
-                out.extend(targets.iter().map(|&n| (t, n)));
+                out.items.extend(targets.iter().map(|&n| (t, n)));
                 seeds.clear();
                 continue;
             }
             let set = b.closure(seeds, budget)?;
             let targets = nodes.intern_set(set, view, b, max_states)?;
-            out.extend(targets.iter().map(|&n| (t, n)));
+            out.items.extend(targets.iter().map(|&n| (t, n)));
             nodes.ceiling.room_in_map(&self.memo)?;
             self.memo.insert(std::mem::take(seeds), targets);
         }
         self.touched.clear();
-        out.sort_unstable();
-        out.dedup();
-        Ok(out)
+        // The row's edges, sorted and deduplicated in place.
+        out.items[row..].sort_unstable();
+        let mut kept = row;
+        for j in row..out.items.len() {
+            if j == row || out.items[j] != out.items[kept - 1] {
+                out.items[kept] = out.items[j];
+                kept += 1;
+            }
+        }
+        out.items.truncate(kept);
+        out.end_row();
+        Ok(())
     }
 }
 
@@ -760,22 +857,20 @@ impl Nodes {
 
 /// Keeps the states reachable from 0 that can reach a final state,
 /// renumbered breadth-first; edges labelled [`EPS`] become the ε-moves.
-fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa {
+fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
     // `rev[rev_at[d]..rev_at[d + 1]]`.
     let mut rev_at = vec![0u32; n + 1];
-    for es in edges {
-        for &(_, d) in es {
-            rev_at[d as usize + 1] += 1;
-        }
+    for &(_, d) in &edges.items {
+        rev_at[d as usize + 1] += 1;
     }
     for i in 0..n {
         rev_at[i + 1] += rev_at[i];
     }
     let mut fill = rev_at.clone();
     let mut rev = vec![0u32; rev_at[n] as usize];
-    for (s, es) in edges.iter().enumerate() {
+    for (s, es) in edges.rows().enumerate() {
         for &(_, d) in es {
             rev[fill[d as usize] as usize] = s as u32;
             fill[d as usize] += 1;
@@ -795,48 +890,63 @@ fn trim(finals: &[bool], edges: &[Vec<(u32, u32)>], spans: &[Span]) -> TokenNfa 
         return TokenNfa {
             start: 0,
             finals: Vec::new(),
-            edges: Vec::new(),
-            eps: Vec::new(),
+            edges: Rows::empty(0),
+            eps: Rows::empty(0),
             spans: Vec::new(),
         };
     }
+    // Breadth-first numbering of the live states from 0.
     let mut new_id = vec![u32::MAX; n];
     new_id[0] = 0;
     let mut order = vec![0u32];
     let mut head = 0;
-    let mut out_edges = Vec::with_capacity(n);
-    let mut out_eps = Vec::with_capacity(n);
-    let mut out_finals = Vec::with_capacity(n);
     while head < order.len() {
         let s = order[head] as usize;
         head += 1;
-        let n_eps = edges[s].iter().filter(|&&(t, _)| t == EPS).count();
-        let mut es = Vec::with_capacity(edges[s].len() - n_eps);
-        let mut ee = Vec::with_capacity(n_eps);
-        for &(t, d) in &edges[s] {
-            if !alive[d as usize] {
-                continue;
-            }
-            if new_id[d as usize] == u32::MAX {
+        for &(_, d) in edges.row(s) {
+            if alive[d as usize] && new_id[d as usize] == u32::MAX {
                 new_id[d as usize] = order.len() as u32;
                 order.push(d);
             }
-            match t {
-                EPS => ee.push(new_id[d as usize]),
-                _ => es.push((t, new_id[d as usize])),
-            }
         }
-        out_edges.push(es);
-        out_eps.push(ee);
-        out_finals.push(finals[s]);
     }
+    let mut live = Rows::with_capacity(order.len(), edges.n_items());
+    for &s in &order {
+        live.push_row(edges.row(s as usize).iter().copied());
+    }
+    let (out_edges, out_eps) = split_eps(&live, |d| {
+        let d = new_id[d as usize];
+        (d != u32::MAX).then_some(d)
+    });
     TokenNfa {
         start: 0,
-        finals: out_finals,
+        finals: order.iter().map(|&s| finals[s as usize]).collect(),
         edges: out_edges,
         eps: out_eps,
         spans: order.iter().map(|&s| spans[s as usize]).collect(),
     }
+}
+
+/// The terminal edges and the ε-moves (edges labelled [`EPS`]) of each row
+/// of `edges`, targets renamed by `rename` (`None`: the edge is dropped).
+fn split_eps(
+    edges: &Rows<(u32, u32)>,
+    rename: impl Fn(u32) -> Option<u32>,
+) -> (Rows<(u32, u32)>, Rows<u32>) {
+    let mut terms = Rows::with_capacity(edges.len(), edges.n_items());
+    let mut eps = Rows::with_capacity(edges.len(), 0);
+    for es in edges.rows() {
+        for &(t, d) in es {
+            match (t, rename(d)) {
+                (_, None) => {}
+                (EPS, Some(d)) => eps.push(d),
+                (_, Some(d)) => terms.push((t, d)),
+            }
+        }
+        terms.end_row();
+        eps.end_row();
+    }
+    (terms, eps)
 }
 
 /// A closure: configurations in chunks (and at the end), listed;
