@@ -641,7 +641,7 @@ fn raw_prefix(
     }
     at.sort_unstable();
     at.dedup();
-    let (out_edges, out_eps) = split_eps(&edges, |d| Some(d));
+    let (out_edges, out_eps) = split_eps(&edges, Some);
     Frontier {
         nfa: TokenNfa {
             start: 0,
