@@ -37,6 +37,7 @@ fn small() -> Config {
         max_memory: None,
         shortest_witness: true,
         witness_effort: 2,
+        canvas_witness_effort: 0,
     }
 }
 

@@ -69,6 +69,7 @@ fn run_case(case: &Case) {
     let rec = Recognizer::new(&g).unwrap();
     let exact = cdiff::Config {
         witness_effort: u64::MAX,
+        canvas_witness_effort: u64::MAX,
         ..cdiff::Config::default()
     };
     let c = Constraint::with_config(&g, exact).unwrap();

@@ -117,6 +117,7 @@ fn memory_limit_bounds_the_peak_not_only_growth_between_checks() {
             let config = Config {
                 max_memory: Some(limit),
                 witness_effort: u64::MAX,
+                canvas_witness_effort: u64::MAX,
                 ..Config::default()
             };
             let c = Constraint::with_config(&g, config).unwrap();

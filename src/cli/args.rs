@@ -941,8 +941,10 @@ pub struct LimitArgs {
     pub first_witness: bool,
 
     /// How much more work than finding a first witness the search may spend
-    /// to prove a witness shortest, as a multiple (default 2; `max`: no
-    /// limit). The output says whether the witness is the shortest.
+    /// to prove a witness shortest, as a multiple (default 2, and 0 for
+    /// partial outputs with more than 8 holes, where the proof is out of
+    /// reach; `max`: no limit; given, it applies to both). The output says
+    /// whether the witness is the shortest.
     #[arg(long, value_name = "N|max", value_parser = parse_effort)]
     pub witness_effort: Option<u64>,
 

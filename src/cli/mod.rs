@@ -226,6 +226,7 @@ fn config(limits: Option<&args::LimitArgs>) -> Config {
     c.shortest_witness = !l.first_witness;
     if let Some(e) = l.witness_effort {
         c.witness_effort = e;
+        c.canvas_witness_effort = e;
     }
     if let Some(m) = l.max_memory {
         c.max_memory = (m > 0).then_some(m);
