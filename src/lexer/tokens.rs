@@ -171,18 +171,13 @@ impl<T: Copy> Rows<T> {
         self.end_row();
     }
 
-    /// Number of rows.
-    pub(crate) fn len(&self) -> usize {
-        self.at.len() - 1
-    }
-
     /// Row `i`.
     pub(crate) fn row(&self, i: usize) -> &[T] {
         &self.items[self.at[i] as usize..self.at[i + 1] as usize]
     }
 
     /// Every row, in order.
-    pub(crate) fn rows(&self) -> impl Iterator<Item = &[T]> {
+    pub(crate) fn rows(&self) -> impl ExactSizeIterator<Item = &[T]> {
         self.at
             .windows(2)
             .map(|w| &self.items[w[0] as usize..w[1] as usize])
@@ -480,13 +475,14 @@ impl TokenNfa {
                     let trans = view.transitions(set, b.keep_after(p));
                     let limit = b.limit_at(p);
                     edges.reserve(ceiling, trans.len())?;
+                    let row = edges.items.len();
                     for &(t, next) in trans.iter() {
                         let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
                             continue;
                         };
                         edges.push((t, nodes.intern(Node::Hole(p, next, used), max_states)?));
                     }
-                    budget.spend(trans.len() as u64)?;
+                    budget.spend((edges.items.len() - row) as u64)?;
                     let bits = view.bits(set);
                     let keep = b.keep_after(p);
                     let seeds: Vec<Conf> = ones(&bits)
@@ -641,7 +637,7 @@ fn raw_prefix(
     }
     at.sort_unstable();
     at.dedup();
-    let (out_edges, out_eps) = split_eps(&edges, Some);
+    let (out_edges, out_eps) = split_eps(edges.rows(), edges.n_items(), Some);
     Frontier {
         nfa: TokenNfa {
             start: 0,
@@ -910,11 +906,8 @@ fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
             }
         }
     }
-    let mut live = Rows::with_capacity(order.len(), edges.n_items());
-    for &s in &order {
-        live.push_row(edges.row(s as usize).iter().copied());
-    }
-    let (out_edges, out_eps) = split_eps(&live, |d| {
+    let live = order.iter().map(|&s| edges.row(s as usize));
+    let (out_edges, out_eps) = split_eps(live, edges.n_items(), |d| {
         let d = new_id[d as usize];
         (d != u32::MAX).then_some(d)
     });
@@ -927,15 +920,17 @@ fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
     }
 }
 
-/// The terminal edges and the ε-moves (edges labelled [`EPS`]) of each row
-/// of `edges`, targets renamed by `rename` (`None`: the edge is dropped).
-fn split_eps(
-    edges: &Rows<(u32, u32)>,
+/// The terminal edges and the ε-moves (edges labelled [`EPS`]) of each of
+/// the `rows` (about `n_items` edges in all), targets renamed by `rename`
+/// (`None`: the edge is dropped).
+fn split_eps<'a>(
+    rows: impl ExactSizeIterator<Item = &'a [(u32, u32)]>,
+    n_items: usize,
     rename: impl Fn(u32) -> Option<u32>,
 ) -> (Rows<(u32, u32)>, Rows<u32>) {
-    let mut terms = Rows::with_capacity(edges.len(), edges.n_items());
-    let mut eps = Rows::with_capacity(edges.len(), 0);
-    for es in edges.rows() {
+    let mut terms = Rows::with_capacity(rows.len(), n_items);
+    let mut eps = Rows::with_capacity(rows.len(), 0);
+    for es in rows {
         for &(t, d) in es {
             match (t, rename(d)) {
                 (_, None) => {}
