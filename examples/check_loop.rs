@@ -2,16 +2,18 @@
 //! of documents, over and over, so that `perf record` sees nothing else.
 //!
 //! ```text
-//! cargo run --release --example check_loop -- GRAMMAR DOCS_FILE [CASES] [ROUNDS]
+//! cargo run --release --example check_loop -- GRAMMAR DOCS_FILE [CASES] [ROUNDS] [FRACTION]
 //! ```
 //!
 //! `GRAMMAR` is a grammar file, or a JSON Schema (`.json`).
 //! `DOCS_FILE` holds one document per line (`.jsonl`: one JSON string per
-//! line). Prints the median check time.
+//! line). Prints the median check time. Without `FRACTION` each case cuts 1–3
+//! holes; with it, each case masks that fraction of the document's bytes in
+//! 1–8-byte spans (a diffusion canvas, as `cdiff bench --canvas`).
 
 use std::time::Instant;
 
-use cdiff::rng::{pick_spans, SplitMix64};
+use cdiff::rng::{mask_spans, pick_spans, SplitMix64};
 use cdiff::{Constraint, Grammar, Partial};
 
 fn main() {
@@ -22,6 +24,7 @@ fn main() {
     }
     let cases: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(300);
     let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let canvas: Option<f64> = args.get(5).and_then(|s| s.parse().ok());
     let run = || -> Result<(), String> {
         let src = std::fs::read_to_string(&args[1]).map_err(|e| e.to_string())?;
         // A `.json` file is a JSON Schema (default options: any property order).
@@ -51,8 +54,14 @@ fn main() {
         let parts: Vec<Partial> = (0..cases)
             .map(|_| {
                 let d = docs[rng.below(docs.len() as u64) as usize].as_bytes();
-                let k = 1 + rng.below(3) as usize;
-                Partial::cut(d, &pick_spans(d.len(), k, &mut rng))
+                let spans = match canvas {
+                    Some(f) => mask_spans(d.len(), f, 8, &mut rng),
+                    None => {
+                        let k = 1 + rng.below(3) as usize;
+                        pick_spans(d.len(), k, &mut rng)
+                    }
+                };
+                Partial::cut(d, &spans)
             })
             .collect();
         let mut times = Vec::new();

@@ -14,10 +14,19 @@ const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 impl Hasher for FxHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(w));
+        // Whole words without a copy (a slice of integers hashes as its
+        // bytes: a variable-length copy per word was a memmove call each).
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            self.write_u64(u64::from_le_bytes(a));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut a = [0u8; 8];
+            a[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(a));
         }
     }
     #[inline]

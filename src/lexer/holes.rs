@@ -55,8 +55,8 @@ impl HoleCache {
 
 #[derive(Debug, Default)]
 struct Inner {
-    ids: FxMap<Arc<Vec<u64>>, u32>,
-    sets: Vec<Arc<Vec<u64>>>,
+    ids: FxMap<Arc<[u64]>, u32>,
+    sets: Vec<Arc<[u64]>>,
     trans: Vec<Trans>,
     /// Transitions of a set *as a hole followed by a byte sees them*:
     /// keyed by (set id, what follows the hole), targets masked for that
@@ -98,12 +98,12 @@ impl Inner {
         }
     }
 
-    fn intern(&mut self, bits: Vec<u64>) -> u32 {
-        if let Some(&id) = self.ids.get(&bits) {
+    fn intern(&mut self, bits: &[u64]) -> u32 {
+        if let Some(&id) = self.ids.get(bits) {
             return id;
         }
         let id = self.sets.len() as u32;
-        let bits = Arc::new(bits);
+        let bits: Arc<[u64]> = Arc::from(bits);
         self.ids.insert(bits.clone(), id);
         self.sets.push(bits);
         self.trans.push(None);
@@ -119,7 +119,7 @@ impl Inner {
         let bits = self.sets[gid as usize].clone();
         let t: Vec<(u32, u32)> = compute(lexer, &bits)
             .into_iter()
-            .map(|(term, set)| (term, self.intern(set)))
+            .map(|(term, set)| (term, self.intern(&set)))
             .collect();
         let t = Arc::new(t);
         self.trans[gid as usize] = Some(t.clone());
@@ -134,19 +134,23 @@ fn mask(lexer: &Lexer, bits: &mut [u64], keep: &[u64]) {
     for ((b, e), k) in bits.iter_mut().zip(&lexer.emitting_set).zip(keep) {
         *b &= e | k;
     }
-    let full = bits.to_vec();
-    let candidates: Vec<u64> = full
-        .iter()
-        .zip(&lexer.dominated_set)
-        .map(|(b, d)| b & d)
-        .collect();
-    for l in super::tokens::ones(&candidates) {
-        let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
-        if lexer.dominators[l as usize].iter().any(|&d| has(d)) {
-            bits[l as usize / 64] &= !(1 << (l % 64));
+    let full = Bits::from_slice(bits);
+    let has = |d: u32| full[d as usize / 64] & (1 << (d % 64)) != 0;
+    for (i, (&w, &d)) in full.iter().zip(&lexer.dominated_set).enumerate() {
+        let mut c = w & d;
+        while c != 0 {
+            let l = i as u32 * 64 + c.trailing_zeros();
+            c &= c - 1;
+            if lexer.dominators[l as usize].iter().any(|&d| has(d)) {
+                bits[l as usize / 64] &= !(1 << (l % 64));
+            }
         }
     }
 }
+
+/// A lexer-state bitset on the stack (up to 1,024 states; a copy made while
+/// masking or interning, not kept).
+type Bits = smallvec::SmallVec<[u64; 16]>;
 
 /// A handle on one check's view of the cache: set ids stay valid for the
 /// whole check even if the shared cache is reset meanwhile.
@@ -159,7 +163,7 @@ pub(crate) struct HoleView<'a> {
     local_ids: FxMap<(u16, u32), u32>,
     generation: u64,
     /// Per local id: what follows, the set and its shared id.
-    local_sets: Vec<(u16, Arc<Vec<u64>>, u32)>,
+    local_sets: Vec<(u16, Arc<[u64]>, u32)>,
     local_trans: Vec<Trans>,
 }
 
@@ -193,7 +197,7 @@ impl<'a> HoleView<'a> {
         self.generation = inner.generation;
         self.local_ids.clear();
         for (id, (follow, bits, gid)) in self.local_sets.iter_mut().enumerate() {
-            *gid = inner.intern((**bits).clone());
+            *gid = inner.intern(bits);
             self.local_ids.insert((*follow, *gid), id as u32);
         }
     }
@@ -218,17 +222,18 @@ impl<'a> HoleView<'a> {
     /// hole are kept: the others cannot influence anything, and dropping them
     /// makes sets that differ only in, say, the last lexeme's munch checker
     /// (which the next byte kills anyway) one state.
-    pub(crate) fn intern(&mut self, mut bits: Vec<u64>, follow: u16, keep: &[u64]) -> u32 {
+    pub(crate) fn intern(&mut self, bits: &[u64], follow: u16, keep: &[u64]) -> u32 {
+        let mut bits: Bits = Bits::from_slice(bits);
         mask(self.lexer, &mut bits, keep);
         let mut inner = self.lock();
         inner.make_room(1);
         self.sync(&mut inner);
-        let gid = inner.intern(bits);
+        let gid = inner.intern(&bits);
         self.local(&inner, follow, gid)
     }
 
     /// The set with id `id`.
-    pub(crate) fn bits(&self, id: u32) -> Arc<Vec<u64>> {
+    pub(crate) fn bits(&self, id: u32) -> Arc<[u64]> {
         self.local_sets[id as usize].1.clone()
     }
 
@@ -253,9 +258,9 @@ impl<'a> HoleView<'a> {
                 let raw = inner.trans_of(self.lexer, gid);
                 let mut t: Vec<(u32, u32)> = Vec::with_capacity(raw.len());
                 for &(term, g) in raw.iter() {
-                    let mut next = (*inner.sets[g as usize]).clone();
+                    let mut next = Bits::from_slice(&inner.sets[g as usize]);
                     mask(self.lexer, &mut next, keep);
-                    t.push((term, inner.intern(next)));
+                    t.push((term, inner.intern(&next)));
                 }
                 let t = Arc::new(t);
                 inner.masked.insert((gid, follow), t.clone());

@@ -100,8 +100,9 @@ fn unpack(c: Conf) -> (u32, u32) {
 /// terminal and the size is linear in text and holes; the emptiness search
 /// follows ε-moves where a terminal lands. The automaton is trimmed (every
 /// state reachable and co-reachable; an empty language has no states) and
-/// numbered breadth-first from a single start with edges in terminal order,
-/// so it is canonical for a partial output and grammar.
+/// numbered in the order the construction discovers states (breadth-first
+/// from a single start, edges in terminal order), so it is canonical for a
+/// partial output and grammar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenNfa {
     /// Start state (meaningless if `is_empty()`).
@@ -418,11 +419,15 @@ impl TokenNfa {
             next: Vec::new(),
             mark: vec![0; lexer.states.len()],
             tick: 1,
+            holes: Vec::new(),
+            hole_bits: Vec::new(),
+            swept: 0,
         };
         let ceiling = budget.ceiling();
         let mut nodes = Nodes {
             kinds: Vec::new(),
             ids: FxMap::default(),
+            hole_ids: FxMap::default(),
             ceiling,
         };
         // Node 0: a virtual start with ε-moves to the start closure's states.
@@ -439,6 +444,7 @@ impl TokenNfa {
         // Edges per node, in node order; ε-moves are edges labelled `EPS`
         // until the automaton is trimmed.
         let mut edges: Rows<(u32, u32)> = Rows::with_capacity(16, 64);
+        let mut exit_seeds: Vec<Conf> = Vec::new();
         let mut head = 0;
         while head < nodes.kinds.len() {
             let id = head;
@@ -485,11 +491,13 @@ impl TokenNfa {
                     budget.spend((edges.items.len() - row) as u64)?;
                     let bits = view.bits(set);
                     let keep = b.keep_after(p);
-                    let seeds: Vec<Conf> = ones(&bits)
-                        .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
-                        .map(|l| conf(p + 1, l))
-                        .collect();
-                    let after = b.closure(&seeds, budget)?;
+                    exit_seeds.clear();
+                    exit_seeds.extend(
+                        ones(&bits)
+                            .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
+                            .map(|l| conf(p + 1, l)),
+                    );
+                    let after = b.closure(&exit_seeds, budget)?;
                     let after = nodes.intern_set(after, &mut view, &b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
                     edges.push_row(after.iter().map(|&n| (EPS, n)));
@@ -651,13 +659,20 @@ fn raw_prefix(
 }
 
 /// Collects, per terminal, the configurations an emission leads to, then
-/// closes them into target states (memoised by seed list: different states
-/// often emit into the same seeds, notably in holes).
+/// closes them into target states (memoised by seed list when the closure
+/// was long: different states may emit into the same seeds before a long
+/// lexeme).
 struct Emitter {
     memo: FxMap<Confs, Targets>,
     buckets: Vec<Confs>,
     touched: Vec<u32>,
 }
+
+/// Closures that visit fewer configurations than this are not memoised: on
+/// canvases nineteen in twenty closures are new and short, and storing them
+/// cost more than redoing the few repeated ones (4 % of a 4 KB JSON canvas
+/// check).
+const MEMO_FROM: usize = 32;
 
 /// The states a closure became (its chunk part and each hole part).
 type Targets = SmallVec<[u32; 2]>;
@@ -678,6 +693,33 @@ impl Emitter {
         }
     }
 
+    /// The states the closure of `seeds` (sorted, distinct) becomes,
+    /// memoised; `seeds` is left empty (its allocation kept when the
+    /// closure was memoised before).
+    fn targets(
+        &mut self,
+        seeds: &mut Confs,
+        b: &mut Builder<'_>,
+        nodes: &mut Nodes,
+        view: &mut HoleView<'_>,
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<Targets> {
+        if let Some(targets) = self.memo.get(&**seeds) {
+            seeds.clear();
+            return Ok(targets.clone());
+        }
+        let set = b.closure(seeds, budget)?;
+        let targets = nodes.intern_set(set, view, b, max_states)?;
+        if b.swept >= MEMO_FROM {
+            nodes.ceiling.room_in_map(&self.memo)?;
+            self.memo.insert(std::mem::take(seeds), targets.clone());
+        } else {
+            seeds.clear();
+        }
+        Ok(targets)
+    }
+
     /// Closes every bucket; returns the sorted edges to the target states.
     fn close(
         &mut self,
@@ -693,19 +735,14 @@ impl Emitter {
         out.reserve(nodes.ceiling, self.touched.len())?;
         for i in 0..self.touched.len() {
             let t = self.touched[i];
-            let seeds = &mut self.buckets[t as usize];
-            seeds.sort_unstable();
-            seeds.dedup();
-            if let Some(targets) = self.memo.get(&**seeds) {
-                out.items.extend(targets.iter().map(|&n| (t, n)));
-                seeds.clear();
-                continue;
+            let mut seeds = std::mem::take(&mut self.buckets[t as usize]);
+            if !seeds.is_sorted() {
+                seeds.sort_unstable();
             }
-            let set = b.closure(seeds, budget)?;
-            let targets = nodes.intern_set(set, view, b, max_states)?;
+            seeds.dedup();
+            let targets = self.targets(&mut seeds, b, nodes, view, budget, max_states)?;
             out.items.extend(targets.iter().map(|&n| (t, n)));
-            nodes.ceiling.room_in_map(&self.memo)?;
-            self.memo.insert(std::mem::take(seeds), targets);
+            self.buckets[t as usize] = seeds;
         }
         self.touched.clear();
         // The row's edges, sorted and deduplicated in place.
@@ -804,13 +841,21 @@ impl Node {
 
 struct Nodes {
     kinds: Vec<Node>,
+    /// Chunk (and start) states by their configurations.
     ids: FxMap<Node, u32>,
+    /// Hole states by (position, set, bytes spent): a smaller key, and most
+    /// lookups are of hole states (one per terminal a hole state emits).
+    hole_ids: FxMap<(u32, u32, u32), u32>,
     ceiling: Ceiling,
 }
 
 impl Nodes {
     fn intern(&mut self, n: Node, max_states: usize) -> Result<u32> {
-        if let Some(&id) = self.ids.get(&n) {
+        let found = match &n {
+            &Node::Hole(p, set, used) => self.hole_ids.get(&(p, set, used.0)),
+            n => self.ids.get(n),
+        };
+        if let Some(&id) = found {
             return Ok(id);
         }
         if self.kinds.len() >= max_states {
@@ -824,25 +869,36 @@ impl Nodes {
             ));
         }
         let id = self.kinds.len() as u32;
-        self.ceiling.room_in_map(&self.ids)?;
-        self.ids.insert(n.clone(), id);
+        match n {
+            Node::Hole(p, set, used) => {
+                self.ceiling.room_in_map(&self.hole_ids)?;
+                self.hole_ids.insert((p, set, used.0), id);
+            }
+            _ => {
+                self.ceiling.room_in_map(&self.ids)?;
+                self.ids.insert(n.clone(), id);
+            }
+        }
         self.ceiling.push(&mut self.kinds, n)?;
         Ok(id)
     }
 
-    /// The states of a closure: its chunk part (if any) and each hole part.
+    /// The states of a closure: its chunk part (if any) and each hole part
+    /// (those of the builder's last closure).
     fn intern_set(
         &mut self,
-        set: ConfSet,
+        chunk: Confs,
         view: &mut HoleView<'_>,
         b: &Builder<'_>,
         max_states: usize,
     ) -> Result<Targets> {
         let mut out = Targets::new();
-        if !set.chunk.is_empty() {
-            out.push(self.intern(Node::Chunk(set.chunk), max_states)?);
+        if !chunk.is_empty() {
+            out.push(self.intern(Node::Chunk(chunk), max_states)?);
         }
-        for (p, bits, carry) in set.holes {
+        let w = b.lx.words;
+        for (i, &(p, carry)) in b.holes.iter().enumerate() {
+            let bits = &b.hole_bits[i * w..(i + 1) * w];
             let id = view.intern(bits, b.follow(p), b.keep_after(p));
             let used = Spent::enter(b.limit_at(p), carry);
             out.push(self.intern(Node::Hole(p, id, used), max_states)?);
@@ -851,8 +907,8 @@ impl Nodes {
     }
 }
 
-/// Keeps the states reachable from 0 that can reach a final state,
-/// renumbered breadth-first; edges labelled [`EPS`] become the ε-moves.
+/// Keeps the states that can reach a final state (all are reachable from
+/// 0), in their order; edges labelled [`EPS`] become the ε-moves.
 fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
@@ -891,19 +947,15 @@ fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
             spans: Vec::new(),
         };
     }
-    // Breadth-first numbering of the live states from 0.
+    // The live states keep their order. The construction numbers states
+    // breadth-first from 0 (each when an edge first reaches it), so every
+    // state is reachable and the order is canonical.
     let mut new_id = vec![u32::MAX; n];
-    new_id[0] = 0;
-    let mut order = vec![0u32];
-    let mut head = 0;
-    while head < order.len() {
-        let s = order[head] as usize;
-        head += 1;
-        for &(_, d) in edges.row(s) {
-            if alive[d as usize] && new_id[d as usize] == u32::MAX {
-                new_id[d as usize] = order.len() as u32;
-                order.push(d);
-            }
+    let mut order = Vec::with_capacity(n);
+    for s in 0..n {
+        if alive[s] {
+            new_id[s] = order.len() as u32;
+            order.push(s as u32);
         }
     }
     let live = order.iter().map(|&s| edges.row(s as usize));
@@ -944,17 +996,6 @@ fn split_eps<'a>(
     (terms, eps)
 }
 
-/// A closure: configurations in chunks (and at the end), listed;
-/// configurations inside holes, as one lexer-state bitset per hole.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-struct ConfSet {
-    /// Sorted chunk configurations that can emit or are final.
-    chunk: Confs,
-    /// `(hole position, bitset of L-states, whether a lexeme in progress
-    /// enters it)`, sorted by position.
-    holes: Vec<(u32, Vec<u64>, bool)>,
-}
-
 /// The indices of the set bits of `bits`, ascending.
 pub(crate) fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
     bits.iter().enumerate().flat_map(|(i, &w)| {
@@ -983,6 +1024,13 @@ struct Builder<'a> {
     next: Vec<u32>,
     mark: Vec<u32>,
     tick: u32,
+    /// The hole parts of the last closure: `(hole position, whether a
+    /// lexeme in progress enters it)`, by position, and their lexer-state
+    /// bitsets (`lx.words` words each, in the same order).
+    holes: Vec<(u32, bool)>,
+    hole_bits: Vec<u64>,
+    /// The configurations the last closure visited.
+    swept: usize,
 }
 
 impl Builder<'_> {
@@ -1028,17 +1076,25 @@ impl Builder<'_> {
     /// step moves one position on), keeping the lexer states at the current
     /// and the next position deduplicated by stamps: no hashing, and each
     /// configuration is visited once.
-    fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<ConfSet> {
+    ///
+    /// Returns the chunk configurations that can emit or end, sorted; the
+    /// hole parts are left in `self.holes` and `self.hole_bits`.
+    fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<Confs> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
-        let mut holes: Vec<(u32, Vec<u64>, bool)> = Vec::new();
+        self.holes.clear();
+        self.hole_bits.clear();
+        self.swept = 0;
         let mut chunk = Confs::new();
         let ceiling = budget.ceiling();
         let mut seeds_sorted = std::mem::take(&mut self.stack);
         seeds_sorted.clear();
         seeds_sorted.extend_from_slice(seeds);
-        seeds_sorted.sort_unstable();
+        // Emissions and hole exits come sorted.
+        if !seeds_sorted.is_sorted() {
+            seeds_sorted.sort_unstable();
+        }
         let mut cur = std::mem::take(&mut self.cur);
         let mut next = std::mem::take(&mut self.next);
         cur.clear();
@@ -1072,17 +1128,15 @@ impl Builder<'_> {
                 }
             }
             if p < end && self.layout.is_hole(p) {
-                let hi = match holes.iter().position(|h| h.0 == p) {
-                    Some(i) => i,
-                    None => {
-                        holes.push((p, vec![0; w], false));
-                        holes.len() - 1
-                    }
-                };
+                // The sweep reaches each position once, in order.
+                let hi = self.holes.len();
+                self.holes.push((p, false));
+                ceiling.reserve(&mut self.hole_bits, w)?;
+                self.hole_bits.resize((hi + 1) * w, 0);
                 for &l in &cur {
                     budget.spend(1)?;
-                    holes[hi].2 |= !lx.is_fresh(l);
-                    let bits = &mut holes[hi].1;
+                    self.holes[hi].1 |= !lx.is_fresh(l);
+                    let bits = &mut self.hole_bits[hi * w..];
                     if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
                         continue;
                     }
@@ -1114,6 +1168,7 @@ impl Builder<'_> {
                 i += 1;
             }
             next.clear();
+            self.swept += cur.len();
             for &l in &cur {
                 if chunk.len() == chunk.capacity() {
                     ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
@@ -1142,8 +1197,11 @@ impl Builder<'_> {
             let (p, l) = unpack(*c);
             lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
         });
-        chunk.sort_unstable();
-        holes.sort_unstable_by_key(|h| h.0);
-        Ok(ConfSet { chunk, holes })
+        // By position already (the sweep moves forward); by lexer state
+        // within one when it holds more than one.
+        if !chunk.is_sorted() {
+            chunk.sort_unstable();
+        }
+        Ok(chunk)
     }
 }
