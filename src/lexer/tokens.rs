@@ -424,12 +424,20 @@ impl TokenNfa {
             swept: 0,
         };
         let ceiling = budget.ceiling();
+        // Room for about as many states as positions and four edges each
+        // (what canvases take), up to a bound: growing by doubling copied
+        // the containers several times per check.
+        let hint = (end as usize).min(PRESIZE_MAX);
         let mut nodes = Nodes {
             kinds: Vec::new(),
             ids: FxMap::default(),
             hole_ids: FxMap::default(),
             ceiling,
         };
+        ceiling.reserve(&mut nodes.kinds, hint)?;
+        ceiling.admit(hint.saturating_mul(40))?;
+        nodes.ids.reserve(hint / 2);
+        nodes.hole_ids.reserve(hint / 2);
         // Node 0: a virtual start with ε-moves to the start closure's states.
         nodes.kinds.push(Node::Start);
         let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
@@ -441,9 +449,11 @@ impl TokenNfa {
             touched: Vec::new(),
         };
         let mut finals: Vec<bool> = Vec::new();
+        ceiling.reserve(&mut finals, hint)?;
         // Edges per node, in node order; ε-moves are edges labelled `EPS`
         // until the automaton is trimmed.
-        let mut edges: Rows<(u32, u32)> = Rows::with_capacity(16, 64);
+        ceiling.admit(hint.saturating_mul(36))?;
+        let mut edges: Rows<(u32, u32)> = Rows::with_capacity(hint, 4 * hint);
         let mut exit_seeds: Vec<Conf> = Vec::new();
         let mut head = 0;
         while head < nodes.kinds.len() {
@@ -667,6 +677,10 @@ struct Emitter {
     buckets: Vec<Confs>,
     touched: Vec<u32>,
 }
+
+/// The most states (positions) a check's containers are sized for before
+/// they are needed.
+const PRESIZE_MAX: usize = 1 << 14;
 
 /// Closures that visit fewer configurations than this are not memoised: on
 /// canvases nineteen in twenty closures are new and short, and storing them
