@@ -377,19 +377,18 @@ const SUITE_NOTES: &str = "
 ## Notes
 
 * Enforced exactly since issue 13 (see `cdiff::grammar::schema`): `multipleOf`, `propertyNames`,
-  `dependentRequired`, `contains`/`minContains`/`maxContains` (type-test contains schemas),
-  `oneOf` (pairwise disjoint branches), `not` and `if`/`then`/`else` (complements of type,
-  null/boolean values, `required`, one property). Every test of a schema whose keywords are all
-  enforced passes for them (last column); the other failures of their files are schemas where a
-  form is reported as not enforced:
-  * `contains`, `minContains`, `maxContains`: contains schemas that are not type tests
-    (`{\"minimum\": 5}`, `{\"const\": 1}`, `{\"multipleOf\": 3}`, a false `if`): their complement
-    among the items is not built.
+  `dependentRequired`, `contains`/`minContains`/`maxContains` (contains schemas that are type
+  tests or have a complement), `oneOf` (pairwise disjoint branches), `not` and `if`/`then`/`else`
+  (complements of type, integer/null/boolean values, integer bounds, lengths, `required`, `anyOf`
+  of such, one property). Every test of a schema whose keywords are all enforced passes for them
+  (last column); the other failures of their files are schemas where a form is reported as not
+  enforced:
+  * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`, a false `if`).
   * `not`: `not: {type: integer}` (the complement \"number but not integer\" has no type name) and
     a `not` holding `unevaluatedProperties`.
-  * `if-then-else`: conditions on numeric ranges or string values (`exclusiveMaximum`,
-    `const: \"yes\"`): their complement is not expressed.
   * `oneOf`: overlapping branches, treated as `anyOf` (reported as an approximation).
+  * `minProperties`, `maxProperties`: objects that allow extra members (the counts are reported,
+    not enforced there).
 * Failures in schemas whose every keyword is enforced (none from the keywords above): `format` is
   asserted by cdiff, while draft 2020-12 makes it an annotation by default (10 tests); a `const`
   object is accepted in the schema's key order only (1); `additionalProperties` and `items`

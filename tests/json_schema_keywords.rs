@@ -401,6 +401,14 @@ fn contains_against_jsonschema() {
         json!({"contains": {"type": "array"}, "minContains": 0, "maxContains": 0}),
         json!({"contains": {"$ref": "#/$defs/s"}, "items": {"enum": ["s", 1, null]}, "$defs": {"s": {"type": "string"}}}),
         json!({"contains": {"type": "null"}, "minContains": 2, "minItems": 3, "maxItems": 4}),
+        // Contains schemas with a complement (issue 13): bounds, number
+        // constants, string and array lengths.
+        json!({"contains": {"minimum": 2}}),
+        json!({"contains": {"type": "number", "exclusiveMaximum": 2}, "minContains": 2}),
+        json!({"contains": {"const": 1}, "maxContains": 1}),
+        json!({"contains": {"enum": [1, null, true]}, "minContains": 2, "maxContains": 2}),
+        json!({"contains": {"maxLength": 0}, "items": {"type": ["string", "number"]}}),
+        json!({"contains": {"minItems": 1}, "maxContains": 1}),
     ];
     for s in schemas {
         Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);
@@ -410,7 +418,8 @@ fn contains_against_jsonschema() {
 #[test]
 fn contains_beyond_type_tests_is_reported() {
     for s in [
-        json!({"contains": {"minimum": 5}}),
+        json!({"contains": {"multipleOf": 3}}),
+        json!({"contains": {"minimum": 2.5}}),
         json!({"contains": {"type": "integer"}}),
         json!({"contains": {"type": "string"}, "prefixItems": [{"type": "null"}]}),
     ] {
@@ -518,6 +527,12 @@ fn not_against_jsonschema() {
         json!({"not": {"enum": [true, null]}}),
         json!({"type": "object", "not": {"required": ["kind"]}}),
         json!({"not": {"required": ["kind", "v"]}}),
+        json!({"not": {"minimum": 2}}),
+        json!({"not": {"type": "number", "exclusiveMinimum": -1, "maximum": 2}}),
+        json!({"not": {"enum": [1, 2, null]}}),
+        json!({"not": {"type": "string", "minLength": 1, "maxLength": 1}}),
+        // Two `not`s in allOf: neither (regression: merged as not-both).
+        json!({"allOf": [{"not": {"type": "string"}}, {"not": {"type": "null"}}]}),
         json!({"not": {"properties": {"kind": {"type": "string"}}, "required": ["kind"]}}),
         json!({"not": {"type": "object", "properties": {"v": {"$ref": "#/$defs/n"}}}, "$defs": {"n": {"type": "number"}}}),
         json!({"anyOf": [{"not": {}}, {"type": "null"}]}),
@@ -541,6 +556,17 @@ fn if_then_else_against_jsonschema() {
         json!({"type": "object", "properties": {"kind": {}}, "additionalProperties": false,
                "if": {"type": "object"}, "else": false}),
         json!({"if": {"type": "null"}}),
+        // Conditions with a complement (issue 13): bounds, number
+        // constants, lengths.
+        json!({"if": {"exclusiveMaximum": 2}, "then": {"minimum": 0}, "else": {"type": "integer"}}),
+        json!({"if": {"const": 1}, "then": false}),
+        json!({"if": {"enum": [1, 2, false]}, "else": {"type": "object"}}),
+        json!({"if": {"maxLength": 1}, "then": {"type": "string"}, "else": {"type": ["null", "object"]}}),
+        json!({"if": {"type": "array", "minItems": 1}, "then": false, "else": {"type": ["array", "boolean"]}}),
+        // A conditional spread over allOf applies nowhere (regression: the
+        // branches were merged into one conditional).
+        json!({"allOf": [{"if": {"exclusiveMaximum": 0}}, {"then": {"minimum": -10}}, {"else": {"type": "string"}}], "type": ["number", "string"]}),
+        json!({"allOf": [{"if": {"type": "string"}, "then": {"maxLength": 1}}, {"if": {"type": "number"}, "then": {"type": "integer"}}]}),
     ];
     for s in schemas {
         Case::new(s, &["if", "then", "else"]).check(&texts, 3);
@@ -552,7 +578,9 @@ fn not_and_if_without_expressible_complement_are_reported() {
     for (s, k) in [
         (json!({"not": {"type": "integer"}}), "not"),
         (json!({"not": {"const": "a"}}), "not"),
-        (json!({"not": {"minimum": 3}}), "not"),
+        (json!({"not": {"multipleOf": 3}}), "not"),
+        (json!({"not": {"minimum": 2.5}}), "not"),
+        (json!({"not": {"type": "integer", "maximum": 3}}), "not"),
         (
             json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),
             "if",
@@ -761,4 +789,31 @@ fn relaxed_string_schema_accepts_every_valid_instance() {
 fn string_terminals_under_the_dfa_limit_stay_exact() {
     let c = Case::new(string_product(20), &["maxLength", "pattern"]);
     c.check(&string_product_texts(), 2);
+}
+
+#[test]
+fn many_conditionals_in_all_of_are_reported_past_the_branch_limit() {
+    // Eight discriminated conditionals: combining them all would take 2^8
+    // anyOf branches; those past the limit are dropped and reported, and
+    // no valid instance is refused.
+    let conds: Vec<Value> = (1..=8)
+        .map(|k| {
+            json!({"if": {"properties": {"kind": {"const": k}}, "required": ["kind"]},
+                        "then": {"required": ["v"]}})
+        })
+        .collect();
+    let schema = json!({"type": "object", "allOf": conds});
+    let (g, notes) = json_schema_to_grammar(&schema, &SchemaOptions::default()).unwrap();
+    assert!(
+        notes.iter().any(|n| n.keyword == "if" && !n.approximate),
+        "{notes:?}"
+    );
+    let c = Constraint::compile(&g).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    for t in mixed_texts() {
+        let valid = serde_json::from_str::<Value>(&t).is_ok_and(|x| v.is_valid(&x));
+        if valid {
+            assert!(c.check(&Partial::complete(&t)).unwrap(), "{t} refused");
+        }
+    }
 }

@@ -28,14 +28,15 @@
 //!   `additionalItems`), `minItems`/`maxItems` by explicit expansion; bounds
 //!   above [`SchemaOptions::max_items`] are widened (reported).
 //! * `contains` / `minContains` / `maxContains` when the contains schema is
-//!   a type test (`{"type": T}`, `true`, `false`) and there are no
-//!   `prefixItems`: each item is a matching one (`items` ∧ type `T`) or
-//!   not (`items` ∧ the other types), and rules counting items and matches
-//!   (capped, with `minItems`/`maxItems`) enforce the bounds exactly; see
-//!   `Builder::contains_array`. Other contains schemas (`{"minimum": 5}`,
-//!   `const`, …: their complement among the items is not built), an
-//!   `integer` test among items that may be any number, bounds above
-//!   [`SchemaOptions::max_items`] and `prefixItems` are reported.
+//!   a type test (`{"type": T}`, `true`, `false`) or has a complement (as
+//!   for `not` below: `{"minimum": 5}`, `{"const": 1}`, `{"maxLength":
+//!   3}`, …) and there are no `prefixItems`: each item is a matching one
+//!   (`items` ∧ `C`) or not (`items` ∧ ¬`C`), and rules counting items and
+//!   matches (capped, with `minItems`/`maxItems`) enforce the bounds
+//!   exactly; see `Builder::contains_array`. Other contains schemas
+//!   (`multipleOf`, a string `const`, …), an `integer` test among items
+//!   that may be any number, bounds above [`SchemaOptions::max_items`] and
+//!   `prefixItems` are reported.
 //! * `enum`, `const`: any JSON value, serialised with object keys in the
 //!   order of the schema value; whitespace allowed between tokens. Numbers
 //!   must be written as `serde_json` writes them (integers may add `.0`).
@@ -56,13 +57,22 @@
 //! * `not` and `if`/`then`/`else` where the negated schema has a
 //!   complement the other keywords express (`Builder::negate`): `type`
 //!   (not when that leaves "number but not integer"), `enum`/`const` of
-//!   `null`/booleans, `required`, and one property whose schema has such a
+//!   integers, `null` and booleans (the open intervals between the
+//!   integers), bounds with integer values (`minimum`, `exclusiveMaximum`,
+//!   …, `minLength`/`maxLength`, `minItems`/`maxItems`: the values beyond
+//!   each bound, and the kinds the bounds do not apply to), `required`,
+//!   `anyOf` of such branches, and one property whose schema has such a
 //!   complement (`{"properties": {"kind": {"type": "string"}},
-//!   "required": ["kind"]}`). `not: N` becomes `allOf: [¬N]`; `if: C,
-//!   then: T, else: E` becomes `anyOf: [C ∧ T, ¬C ∧ E]` (disjoint
-//!   branches); the other forms (`not` of a string `const`, of `minimum`,
-//!   an `if` on a property's string value, …) and those holding a remote
-//!   `$ref` are reported. The rewrite multiplies with the `anyOf`/`oneOf`
+//!   "required": ["kind"]}`). Numbers in these complements are written
+//!   without an exponent, as bounded numbers are. `not: N` becomes
+//!   `allOf: [¬N]`; `if: C, then: T, else: E` becomes `anyOf: [C ∧ T, ¬C
+//!   ∧ E]` (disjoint branches); the other forms (`not` of a string
+//!   `const`, of `multipleOf`, a bound that is not an integer, an `if` on
+//!   a property's string value, …) and those holding a remote `$ref` are
+//!   reported. Within `allOf`, two `not`s become one `not` of their
+//!   `anyOf`, and conditionals of different subschemas are each rewritten
+//!   as their `anyOf` before merging (a `then` applies only with the `if`
+//!   beside it). The rewrite multiplies with the `anyOf`/`oneOf`
 //!   around it: one rewrite may add at most 20,000 rules (`REWRITE_RULES`,
 //!   else undone and reported), and a schema that passes a size limit with
 //!   the rewrites is built again without them (`not`/`if` reported).
@@ -946,6 +956,38 @@ impl<'a> Builder<'a> {
         b: Map<String, Value>,
         ptr: &str,
     ) -> Result<Map<String, Value>> {
+        let mut b = b;
+        let conditional = |m: &Map<String, Value>| CONDITIONAL.iter().any(|k| m.contains_key(*k));
+        if conditional(&a) && conditional(&b) {
+            // `if`/`then`/`else` of two schemas do not combine (a `then`
+            // here applies only with the `if` beside it): each becomes an
+            // `anyOf` of its own first, doubling the branches; past
+            // `MAX_CONDITIONAL_BRANCHES` the second is dropped (reported).
+            let width = |m: &Map<String, Value>| {
+                m.get("anyOf").and_then(Value::as_array).map_or(1, Vec::len)
+            };
+            // Without the rewrites (a size limit passed with them) neither
+            // is enforced: dropped and reported like the first.
+            if !self.rewrite
+                || width(&a).saturating_mul(width(&b)).saturating_mul(4) > MAX_CONDITIONAL_BRANCHES
+            {
+                for k in CONDITIONAL {
+                    b.remove(k);
+                }
+                self.report(
+                    "if",
+                    ptr,
+                    format!(
+                        "a conditional beside others in allOf is not combined past \
+                         {MAX_CONDITIONAL_BRANCHES} branches"
+                    ),
+                    false,
+                )?;
+            } else {
+                conditional_as_any_of(&mut a, ptr)?;
+                conditional_as_any_of(&mut b, ptr)?;
+            }
+        }
         for (k, y) in b {
             let Some(x) = a.get(&k).cloned() else {
                 a.insert(k, y);
@@ -1054,11 +1096,13 @@ impl<'a> Builder<'a> {
                     }
                     Value::Array(out)
                 }
-                "items" | "additionalProperties" | "additionalItems" | "not" | "contains"
+                "items" | "additionalProperties" | "additionalItems"
                     if !x.is_array() && !y.is_array() =>
                 {
                     serde_json::json!({ "allOf": [x, y] })
                 }
+                // Neither one nor the other.
+                "not" => serde_json::json!({ "anyOf": [x, y] }),
                 _ if ANNOTATIONS.contains(&k.as_str()) => x,
                 _ => {
                     self.report(
@@ -1411,9 +1455,17 @@ impl<'a> Builder<'a> {
     /// * `properties` of one property `p` whose schema has a complement
     ///   (with `required: [p]`, `type: object`): not an object (type
     ///   given), an object without `p` (required given), or with `p` in the
-    ///   complement.
+    ///   complement;
+    /// * bounds of one kind with integer values (`minimum`, `maximum`,
+    ///   `exclusiveMinimum`, `exclusiveMaximum`; `minLength`/`maxLength`;
+    ///   `minItems`/`maxItems`; with `type`): the other kinds and, per
+    ///   bound, the values of its kind beyond it (see [`Bounds`]);
+    /// * `enum`/`const` of integers (with `null`/booleans): the open
+    ///   intervals between them (`exclusiveMinimum`/`exclusiveMaximum`);
+    /// * `anyOf` whose branches all have a complement: their intersection.
     ///
-    /// `None` otherwise. The complement is taken among the kinds `within`
+    /// `None` otherwise (strings and fractional numbers in `enum`, `multipleOf`,
+    /// `pattern`, …). The complement is taken among the kinds `within`
     /// (those the schema around allows): `not: {type: integer}` inside
     /// `type: [integer, string]` is `type: [string]`.
     fn negate(
@@ -1446,6 +1498,31 @@ impl<'a> Builder<'a> {
         if only(&["type"]) {
             return Ok(kinds_schema(all & !ctype));
         }
+        if let Some(bounds) = Bounds::of(c, &keys) {
+            return Ok(bounds.complement(ctype, all));
+        }
+        if only(&["anyOf"]) {
+            // None of the branches: the complements of all of them.
+            let Some(Value::Array(list)) = c.get("anyOf") else {
+                return Ok(None);
+            };
+            let mut out: Option<Map<String, Value>> = None;
+            for (i, b) in list.iter().enumerate() {
+                let bptr = format!("{ptr}/anyOf/{i}");
+                let bm = self.flatten(b, &bptr, 0)?;
+                let Some(nb) = self.negate(&bm, all, &bptr, depth + 1)? else {
+                    return Ok(None);
+                };
+                out = Some(match out {
+                    None => nb,
+                    Some(acc) => self.merge(acc, nb, ptr)?,
+                });
+            }
+            return Ok(match out {
+                Some(m) => Some(m),
+                None => kinds_schema(all),
+            });
+        }
         if only(&["type", "enum", "const"]) {
             let Some(vals) = listed_values(c) else {
                 return Ok(None);
@@ -1454,10 +1531,40 @@ impl<'a> Builder<'a> {
                 .into_iter()
                 .filter(|v| ctype & kind_of_value(v) != 0)
                 .collect();
-            if !vals.iter().all(|v| v.is_null() || v.is_boolean()) {
+            let numbers: Option<Vec<i64>> = vals
+                .iter()
+                .filter(|v| v.is_number())
+                .map(integer_value)
+                .collect();
+            let Some(mut numbers) = numbers else {
+                return Ok(None);
+            };
+            if !vals
+                .iter()
+                .all(|v| v.is_null() || v.is_boolean() || v.is_number())
+            {
                 return Ok(None);
             }
             let mut keep = all;
+            let mut gaps = Vec::new();
+            if !numbers.is_empty() {
+                // The numbers other than the listed integers: the open
+                // intervals between them, of the numeric kinds allowed.
+                numbers.sort_unstable();
+                numbers.dedup();
+                let Some(ty) = numeric_type(all) else {
+                    return Ok(None);
+                };
+                keep &= !(KIND_INTEGER | KIND_FRACTION);
+                gaps.push(serde_json::json!({"type": ty, "exclusiveMaximum": numbers[0]}));
+                for w in numbers.windows(2) {
+                    gaps.push(serde_json::json!({
+                        "type": ty, "exclusiveMinimum": w[0], "exclusiveMaximum": w[1]
+                    }));
+                }
+                let last = numbers[numbers.len() - 1];
+                gaps.push(serde_json::json!({"type": ty, "exclusiveMinimum": last}));
+            }
             if vals.contains(&Value::Null) {
                 keep &= !KIND_NULL;
             }
@@ -1471,13 +1578,15 @@ impl<'a> Builder<'a> {
             let Some(rest) = kinds_schema(keep) else {
                 return Ok(None);
             };
-            if t == f {
+            if t == f && gaps.is_empty() {
                 return Ok(Some(rest));
             }
-            return Ok(Some(any_of(vec![
-                Value::Object(rest),
-                serde_json::json!({ "const": f }),
-            ])));
+            let mut branches = vec![Value::Object(rest)];
+            if t != f {
+                branches.push(serde_json::json!({ "const": f }));
+            }
+            branches.extend(gaps);
+            return Ok(Some(any_of(branches)));
         }
         let object_typed = c.contains_key("type");
         if object_typed && ctype != KIND_OBJECT {
@@ -2474,18 +2583,25 @@ impl<'a> Builder<'a> {
         if m.contains_key("prefixItems") || m.get("items").is_some_and(Value::is_array) {
             return give_up(self, "not enforced together with prefixItems");
         }
-        // The contains schema as a type set (None: every type).
+        // The contains schema as a type set (None: every type), or as a
+        // schema with a complement.
         let c = self.flatten(&m["contains"], &cptr, 0)?;
         let mut ctypes: Option<Vec<String>> = None;
+        let mut split: Option<(Map<String, Value>, Map<String, Value>)> = None;
         for (k, v) in &c {
             match k.as_str() {
                 "type" => ctypes = Some(type_set(v)),
                 _ if ANNOTATIONS.contains(&k.as_str()) => {}
                 _ => {
-                    return give_up(
-                        self,
-                        "enforced only when the contains schema is a type test",
-                    )
+                    let Some(not_c) = self.negate(&c, 0x7f, &cptr, 0)? else {
+                        return give_up(
+                            self,
+                            "enforced only when the contains schema is a type test or has a \
+                             complement (see `not`)",
+                        );
+                    };
+                    split = Some((c.clone(), not_c));
+                    break;
                 }
             }
         }
@@ -2495,9 +2611,21 @@ impl<'a> Builder<'a> {
         };
         let itypes = items.get("type").map(type_set);
         let has = |s: &[String], t: &str| s.iter().any(|u| u == t);
-        let (yes, no): (Vec<String>, Vec<String>) = match &ctypes {
-            None => (TYPES.iter().map(|t| t.to_string()).collect(), Vec::new()),
-            Some(ct) => {
+        let type_schema = |types: Vec<String>| {
+            let mut t = Map::new();
+            t.insert(
+                "type".into(),
+                Value::Array(types.into_iter().map(Value::String).collect()),
+            );
+            t
+        };
+        let (yes, no): (Map<String, Value>, Map<String, Value>) = match (split, &ctypes) {
+            (Some(split), _) => split,
+            (None, None) => (
+                type_schema(TYPES.iter().map(|t| t.to_string()).collect()),
+                type_schema(Vec::new()),
+            ),
+            (None, Some(ct)) => {
                 let int_only = has(ct, "integer") && !has(ct, "number");
                 let items_numbers = itypes.as_ref().is_none_or(|t| has(t, "number"));
                 if int_only && items_numbers {
@@ -2517,7 +2645,7 @@ impl<'a> Builder<'a> {
                     })
                     .map(|t| t.to_string())
                     .collect();
-                (ct.clone(), no)
+                (type_schema(ct.clone()), type_schema(no))
             }
         };
         let cap = self.opts.max_items;
@@ -2554,12 +2682,7 @@ impl<'a> Builder<'a> {
         if self.rules.len() + needed > self.opts.max_rules {
             return give_up(self, "the counting rules would pass max_rules");
         }
-        let side = |b: &mut Self, types: Vec<String>, tag: &str| -> Result<Expr> {
-            let mut t = Map::new();
-            t.insert(
-                "type".into(),
-                Value::Array(types.into_iter().map(Value::String).collect()),
-            );
+        let side = |b: &mut Self, t: Map<String, Value>, tag: &str| -> Result<Expr> {
             let merged = b.merge(items.clone(), t, ptr)?;
             let r = b.new_rule(format!("s{}_{tag}", b.rules.len()))?;
             let e = b.object_schema(&merged, &format!("{ptr}/items+{tag}"))?;
@@ -3223,6 +3346,169 @@ fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
     let mut m = Map::new();
     m.insert("type".into(), Value::Array(types));
     Some(m)
+}
+
+/// The keywords of a conditional.
+const CONDITIONAL: [&str; 3] = ["if", "then", "else"];
+
+/// The most `anyOf` branches two conditionals of one `allOf` are combined
+/// into (each conditional doubles them); past it a conditional is dropped
+/// and reported.
+const MAX_CONDITIONAL_BRANCHES: usize = 64;
+
+/// Rewrites the conditional of `m` (`if`, `then`, `else`) as the `anyOf`
+/// it means: `anyOf: [allOf: [if, then], allOf: [not: if, else]]` (a
+/// missing `then`/`else` is `true`); a `then`/`else` without `if`, or an
+/// `if` alone, means nothing and is dropped. An `anyOf` already in `m` is
+/// combined with it (each pair of branches, `allOf`).
+fn conditional_as_any_of(m: &mut Map<String, Value>, ptr: &str) -> Result<()> {
+    let (i, t, e) = (m.remove("if"), m.remove("then"), m.remove("else"));
+    let Some(i) = i else { return Ok(()) };
+    if t.is_none() && e.is_none() {
+        return Ok(());
+    }
+    let t = t.unwrap_or(Value::Bool(true));
+    let e = e.unwrap_or(Value::Bool(true));
+    let branches = vec![
+        serde_json::json!({ "allOf": [i.clone(), t] }),
+        serde_json::json!({ "allOf": [{ "not": i }, e] }),
+    ];
+    let combined = match m.remove("anyOf") {
+        None => branches,
+        Some(Value::Array(xs)) => xs
+            .iter()
+            .flat_map(|x| {
+                branches
+                    .iter()
+                    .map(move |b| serde_json::json!({ "allOf": [x, b] }))
+            })
+            .collect(),
+        Some(_) => return Err(err(format!("anyOf at {ptr} is not an array"))),
+    };
+    m.insert("anyOf".into(), Value::Array(combined));
+    Ok(())
+}
+
+/// The value of an integer-valued JSON number within the range whose
+/// literals and bounds are written exactly (below 1e15 in magnitude).
+fn integer_value(v: &Value) -> Option<i64> {
+    let n = v.as_number()?;
+    n.as_i64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        })
+        .filter(|i| i.unsigned_abs() < 1_000_000_000_000_000)
+}
+
+/// The `type` of the numbers among the kinds `k`: `number`, `integer`, or
+/// `None` when `k` has only non-integer numbers (no type name) or none.
+fn numeric_type(k: u8) -> Option<&'static str> {
+    match (k & KIND_INTEGER != 0, k & KIND_FRACTION != 0) {
+        (true, true) => Some("number"),
+        (true, false) => Some("integer"),
+        _ => None,
+    }
+}
+
+/// A bound keyword, the keyword of its complement, and what its value
+/// shifts by there (`minLength: n` → `maxLength: n - 1`).
+type BoundRow = (&'static str, &'static str, i64);
+
+/// A schema made only of bounds on one kind of value (with an optional
+/// `type`): numeric bounds with integer values, string length, or array
+/// length. Values of other kinds pass it; its complement is the values of
+/// its kind outside the bounds (one branch per bound) and the kinds its
+/// `type` leaves out.
+struct Bounds {
+    /// The kinds the bounds apply to.
+    kind: u8,
+    /// `(keyword of the complement, value)`, one per bound.
+    outside: Vec<(&'static str, i64)>,
+}
+
+impl Bounds {
+    /// The bounds of `c` (with its constraining `keys`), if it is such a
+    /// schema with at least one bound.
+    fn of(c: &Map<String, Value>, keys: &[&str]) -> Option<Bounds> {
+        let families: [(u8, &[BoundRow]); 3] = [
+            (
+                KIND_INTEGER | KIND_FRACTION,
+                &[
+                    ("minimum", "exclusiveMaximum", 0),
+                    ("exclusiveMinimum", "maximum", 0),
+                    ("maximum", "exclusiveMinimum", 0),
+                    ("exclusiveMaximum", "minimum", 0),
+                ],
+            ),
+            (
+                KIND_STRING,
+                &[
+                    ("minLength", "maxLength", -1),
+                    ("maxLength", "minLength", 1),
+                ],
+            ),
+            (
+                KIND_ARRAY,
+                &[("minItems", "maxItems", -1), ("maxItems", "minItems", 1)],
+            ),
+        ];
+        for (kind, table) in families {
+            let bound = |k: &str| table.iter().find(|e| e.0 == k);
+            if !keys.iter().all(|k| *k == "type" || bound(k).is_some())
+                || !keys.iter().any(|k| bound(k).is_some())
+            {
+                continue;
+            }
+            let mut outside = Vec::new();
+            for k in keys.iter().filter(|k| **k != "type") {
+                let &(_, other, shift) = bound(k)?;
+                let v = integer_value(&c[*k])?;
+                let v = v.checked_add(shift)?;
+                // A length bound below zero excludes nothing.
+                if kind != KIND_INTEGER | KIND_FRACTION && v < 0 {
+                    continue;
+                }
+                outside.push((other, v));
+            }
+            return Some(Bounds { kind, outside });
+        }
+        None
+    }
+
+    /// The complement among the kinds `all` of a schema with these bounds
+    /// whose `type` allows the kinds `ctype`; `None` when it needs "number
+    /// but not integer".
+    fn complement(&self, ctype: u8, all: u8) -> Option<Map<String, Value>> {
+        let mut branches = Vec::new();
+        let whole = all & !ctype;
+        if whole != 0 {
+            branches.push(Value::Object(kinds_schema(whole)?));
+        }
+        let inside = all & ctype & self.kind;
+        if inside != 0 {
+            let ty = if self.kind == KIND_INTEGER | KIND_FRACTION {
+                numeric_type(inside)?
+            } else if self.kind == KIND_STRING {
+                "string"
+            } else {
+                "array"
+            };
+            for &(k, v) in &self.outside {
+                let mut m = Map::new();
+                m.insert("type".into(), Value::String(ty.into()));
+                m.insert(k.into(), Value::from(v));
+                branches.push(Value::Object(m));
+            }
+        }
+        if branches.is_empty() {
+            return kinds_schema(0);
+        }
+        let mut m = Map::new();
+        m.insert("anyOf".into(), Value::Array(branches));
+        Some(m)
+    }
 }
 
 /// The kinds a flattened schema allows, from `type` and `enum`/`const`.
