@@ -339,6 +339,44 @@ fn dependent_required_against_jsonschema() {
 }
 
 #[test]
+fn min_max_properties_with_extra_members_against_jsonschema() {
+    // Extra members count (issue 13): before, the bounds were reported on
+    // any object that allowed them.
+    // maxProperties is exact (a repeated key counts twice: stricter than a
+    // validator, which keeps one, on texts that repeat a key).
+    let texts = object_texts(&["a", "bb", "ccc", "x"], 4);
+    let schemas = [
+        json!({"type": "object", "maxProperties": 2}),
+        json!({"properties": {"a": {}, "bb": {"type": "string"}}, "maxProperties": 1}),
+        json!({"additionalProperties": {"type": "integer"}, "maxProperties": 1, "required": ["x"]}),
+    ];
+    for s in schemas {
+        Case::new(s, &["maxProperties"]).check(&texts, 2);
+    }
+    // minProperties with extra members is reported as approximate (a
+    // repeated extra key counts once per occurrence, so a witness may
+    // repeat one: `{"":0,"":0}`): complete texts without repeated keys are
+    // decided exactly.
+    let schemas = [
+        json!({"minProperties": 2}),
+        json!({"properties": {"a": {"type": "integer"}}, "required": ["a"], "minProperties": 2, "maxProperties": 3}),
+        json!({"additionalProperties": {"type": "integer"}, "minProperties": 1, "maxProperties": 1}),
+        json!({"properties": {"a": {}}, "dependentRequired": {"a": ["bb"]}, "minProperties": 3}),
+    ];
+    for s in schemas {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(
+            notes
+                .iter()
+                .all(|n| n.keyword != "minProperties" || n.approximate),
+            "{s}: {notes:?}"
+        );
+        let (ok, bad) = Case::new(s, &["maxProperties"]).complete(&texts);
+        assert!(ok > 0 && bad > 0);
+    }
+}
+
+#[test]
 fn dependent_required_in_schema_order_is_reported() {
     let schema =
         json!({"properties": {"a": {}, "b": {}, "c": {}}, "dependentRequired": {"a": ["b"]}});

@@ -124,11 +124,15 @@
 //!   extras, or failing `propertyNames`) cannot be written either (a
 //!   required one makes the object impossible). Exact; reported where the
 //!   object falls back to schema order or has `patternProperties`.
-//! * `minProperties` / `maxProperties` on objects that allow no undeclared
-//!   member (`additionalProperties: false`, no `patternProperties`): exact,
-//!   by the any-order construction below (the set of members written is the
-//!   whole object, so its size is known); on other objects they are
-//!   reported.
+//! * `minProperties` / `maxProperties`: by the any-order construction
+//!   below. On objects that allow no undeclared member
+//!   (`additionalProperties: false`, no `patternProperties`) the set of
+//!   members written is the whole object, so its size is known: exact. On
+//!   other objects the rules also count the extra members written, up to
+//!   the larger bound (at most 64, else reported): `maxProperties` exact (a
+//!   key written twice counts twice, stricter than a validator that keeps
+//!   one), `minProperties` reported as approximate (a repeated extra key
+//!   counts once per occurrence, so `{"k":0,"k":0}` has two members here).
 //!
 //! Everything else that constrains (`uniqueItems`, `patternProperties`, `dependentSchemas`,
 //! `unevaluated*`, …) is not enforced:
@@ -746,7 +750,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Reports `minProperties` / `maxProperties` of `m` as not enforced (an
-    /// object that allows undeclared members, or one in schema order).
+    /// object in schema order, or whose counting rules would be too many).
     fn report_counts(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<()> {
         for k in ["minProperties", "maxProperties"] {
             let trivial = k == "minProperties" && m.get(k).and_then(Value::as_u64) == Some(0);
@@ -754,8 +758,8 @@ impl<'a> Builder<'a> {
                 self.report(
                     k,
                     ptr,
-                    "ignored (enforced only for objects without additional or pattern \
-                     properties, in any order)",
+                    "ignored (enforced on objects in any order, counting extra members \
+                     up to 64 within the rule limit)",
                     false,
                 )?;
             }
@@ -1908,7 +1912,12 @@ impl<'a> Builder<'a> {
         // minProperties / maxProperties: exact in the any-order construction
         // when no undeclared member is allowed (the set of members written
         // is then the whole object); otherwise reported.
-        let count = |k: &str| m.get(k).and_then(Value::as_u64).map(|v| v as usize);
+        // A non-negative integer (`2.0` is one).
+        let count = |k: &str| {
+            m.get(k)
+                .and_then(integer_value)
+                .and_then(|v| usize::try_from(v).ok())
+        };
         let (min_props, max_props) = (count("minProperties"), count("maxProperties"));
         // A bound that is not a non-negative integer is reported, not used.
         let malformed = ["minProperties", "maxProperties"]
@@ -1918,11 +1927,20 @@ impl<'a> Builder<'a> {
             self.report_counts(m, ptr)?;
         }
         let bounded = !malformed && (min_props.is_some_and(|v| v > 0) || max_props.is_some());
+        // With extra members allowed, the bounds count them too (up to
+        // `MAX_COUNTED_MEMBERS`).
+        let count_cap = counted_cap(min_props.unwrap_or(0), max_props.unwrap_or(usize::MAX));
+        // Not with `patternProperties` (not enforced: the members they
+        // allow are not what `extra` writes).
+        let counted = bounded
+            && extra.is_some()
+            && count_cap.is_some()
+            && !m.contains_key("patternProperties");
         // Any order matters with two members that can be swapped.
         let n = declared.len();
         let any = self.opts.property_order == PropertyOrder::Any;
         if (any && (n >= 2 || (n == 1 && extra.is_some())))
-            || (bounded && extra.is_none())
+            || (bounded && (extra.is_none() || counted))
             || !deps.is_empty()
         {
             let limit = self
@@ -2003,8 +2021,25 @@ impl<'a> Builder<'a> {
                     alts.extend(extra);
                     Some(Expr::Alt(alts))
                 };
-                let bounds = if extra.is_none() {
-                    (min_props.unwrap_or(0), max_props.unwrap_or(usize::MAX))
+                let bounds = (min_props.unwrap_or(0), max_props.unwrap_or(usize::MAX));
+                let counts_fit = count_cap.is_some_and(|cap| {
+                    let states = (1usize << members.len()).saturating_mul(cap + 1);
+                    self.rules.len().saturating_add(states) < self.opts.max_rules
+                });
+                let bounds = if extra.is_none() || (counted && counts_fit) {
+                    // (`extra.is_some()` here means counted.)
+                    if extra.is_some() && bounds.0 > 0 {
+                        // An extra key written twice counts twice here, once
+                        // for a validator (it keeps one of them).
+                        self.report(
+                            "minProperties",
+                            ptr,
+                            "extra members are counted as written: an extra key repeated \
+                             counts once per occurrence",
+                            true,
+                        )?;
+                    }
+                    bounds
                 } else {
                     self.report_counts(m, ptr)?;
                     (0, usize::MAX)
@@ -2230,34 +2265,62 @@ impl<'a> Builder<'a> {
             None => None,
         };
         let required = PropSet::from_iter(members.iter().map(|(_, req)| *req));
-        // rest[S] is rest[S.0], S as a bit set.
-        let mut rest = Vec::with_capacity(1 << n);
+        // With extra members and bounds, rest[S, c] also counts the members
+        // written, c = min(|S| + extras, cap); otherwise c = |S|.
+        let bounded = min > 0 || max < usize::MAX;
+        let (counted, cap) = match (&extra_rule, counted_cap(min, max)) {
+            (Some(_), Some(cap)) if bounded => (true, cap),
+            _ => (false, 0),
+        };
+        let width = if counted { cap + 1 } else { 1 };
+        // rest[S, c] is rest[S.0 · width + c], S as a bit set.
+        let mut rest = Vec::with_capacity((1 << n) * width);
         for s in PropSet::subsets(n) {
-            rest.push(self.new_rule(format!("s{base}_seen{:0n$b}", s.0))?);
+            for c in 0..width {
+                let name = if !counted {
+                    format!("s{base}_seen{:0n$b}", s.0)
+                } else {
+                    format!("s{base}_seen{:0n$b}_count{c}", s.0)
+                };
+                rest.push(self.new_rule(name)?);
+            }
         }
-        let rest_of = |s: PropSet| Expr::Rule(rest[s.0 as usize]);
+        let rest_of = |s: PropSet, c: usize| Expr::Rule(rest[s.0 as usize * width + c.min(cap)]);
         for s in PropSet::subsets(n) {
-            let mut alts = Vec::new();
-            let size = s.0.count_ones() as usize;
-            let deps_met = deps
-                .iter()
-                .all(|&(t, d)| !s.contains(t) || s.contains_all(d));
-            if s.contains_all(required) && size >= min && deps_met {
-                alts.push(Expr::Empty);
-            }
-            for (i, m) in member_rules.iter().enumerate() {
-                if !s.contains(i) && size < max {
-                    alts.push(Expr::Seq(vec![
-                        comma.clone(),
-                        m.clone(),
-                        rest_of(s.with(i)),
-                    ]));
+            let seen = s.0.count_ones() as usize;
+            for c in 0..width {
+                // Members written: exact below the cap (at or past it, the
+                // cap is at least both bounds).
+                let size = if counted { c } else { seen };
+                if counted && c < seen.min(cap) {
+                    // Unreachable: at least |S| members are written.
+                    self.rules[rest[s.0 as usize * width + c].0 as usize].expr =
+                        Expr::Alt(Vec::new());
+                    continue;
                 }
+                let mut alts = Vec::new();
+                let deps_met = deps
+                    .iter()
+                    .all(|&(t, d)| !s.contains(t) || s.contains_all(d));
+                if s.contains_all(required) && size >= min && deps_met {
+                    alts.push(Expr::Empty);
+                }
+                for (i, m) in member_rules.iter().enumerate() {
+                    if !s.contains(i) && size < max {
+                        alts.push(Expr::Seq(vec![
+                            comma.clone(),
+                            m.clone(),
+                            rest_of(s.with(i), c + 1),
+                        ]));
+                    }
+                }
+                if let Some(x) = &extra_rule {
+                    if !counted || size < max {
+                        alts.push(Expr::Seq(vec![comma.clone(), x.clone(), rest_of(s, c + 1)]));
+                    }
+                }
+                self.rules[rest[s.0 as usize * width + c].0 as usize].expr = Expr::Alt(alts);
             }
-            if let Some(x) = &extra_rule {
-                alts.push(Expr::Seq(vec![comma.clone(), x.clone(), rest_of(s)]));
-            }
-            self.rules[rest[s.0 as usize].0 as usize].expr = Expr::Alt(alts);
         }
         let mut first = Vec::new();
         if required.is_empty() && min == 0 {
@@ -2265,11 +2328,16 @@ impl<'a> Builder<'a> {
         }
         for (i, m) in member_rules.iter().enumerate() {
             if max >= 1 {
-                first.push(Expr::Seq(vec![m.clone(), rest_of(PropSet::EMPTY.with(i))]));
+                first.push(Expr::Seq(vec![
+                    m.clone(),
+                    rest_of(PropSet::EMPTY.with(i), 1),
+                ]));
             }
         }
         if let Some(x) = &extra_rule {
-            first.push(Expr::Seq(vec![x.clone(), rest_of(PropSet::EMPTY)]));
+            if !counted || max >= 1 {
+                first.push(Expr::Seq(vec![x.clone(), rest_of(PropSet::EMPTY, 1)]));
+            }
         }
         let open = self.lit("{");
         let close = self.lit("}");
@@ -3346,6 +3414,18 @@ fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
     let mut m = Map::new();
     m.insert("type".into(), Value::Array(types));
     Some(m)
+}
+
+/// The most members `minProperties`/`maxProperties` are counted up to on
+/// objects that allow extra members (one rule per count and tracked set).
+const MAX_COUNTED_MEMBERS: usize = 64;
+
+/// The count at which the bounds `min` / `max` on the members of an object
+/// stop telling counts apart (the larger of them, `max` when given): `None`
+/// past [`MAX_COUNTED_MEMBERS`].
+fn counted_cap(min: usize, max: usize) -> Option<usize> {
+    let cap = if max < usize::MAX { max.max(min) } else { min };
+    (cap <= MAX_COUNTED_MEMBERS).then_some(cap)
 }
 
 /// The keywords of a conditional.

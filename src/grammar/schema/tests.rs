@@ -620,11 +620,18 @@ fn min_and_max_properties_without_extra_members() {
     }));
     assert!(!one.ok("{}"));
     assert!(one.ok(r#"{"a":null}"#));
-    // With undeclared members allowed the count is not enforced: reported.
+    // With undeclared members allowed, they are counted too (up to
+    // MAX_COUNTED_MEMBERS); past it the count is reported.
     let open = json!({"type": "object", "properties": {"a": {}}, "maxProperties": 1});
     let (_, unenforced) = json_schema_to_grammar(&open, &SchemaOptions::default()).unwrap();
+    assert!(unenforced.is_empty(), "{unenforced:?}");
+    let b = Both::new(open);
+    assert!(b.ok(r#"{"x":1}"#) && b.ok(r#"{"a":1}"#) && b.ok("{}"));
+    assert!(!b.ok(r#"{"a":1,"x":2}"#) && !b.ok(r#"{"x":1,"y":2}"#));
+    let big = json!({"type": "object", "minProperties": 65});
+    let (_, unenforced) = json_schema_to_grammar(&big, &SchemaOptions::default()).unwrap();
     assert!(
-        unenforced.iter().any(|u| u.keyword == "maxProperties"),
+        unenforced.iter().any(|u| u.keyword == "minProperties"),
         "{unenforced:?}"
     );
 }
