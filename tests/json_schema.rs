@@ -378,7 +378,8 @@ const SUITE_NOTES: &str = "
 
 * Enforced exactly since issue 13 (see `cdiff::grammar::schema`): `multipleOf`, `propertyNames`,
   `dependentRequired`, `contains`/`minContains`/`maxContains` (contains schemas that are type
-  tests or have a complement), `oneOf` (pairwise disjoint branches), `not` and `if`/`then`/`else`
+  tests or have a complement), `oneOf` (pairwise disjoint branches, or overlapping ones that have
+  complements), `not` and `if`/`then`/`else`
   (complements of type, integer/null/boolean values, integer bounds, lengths, `required`, `anyOf`
   of such, one property). Every test of a schema whose keywords are all enforced passes for them
   (last column); the other failures of their files are schemas where a form is reported as not
@@ -386,7 +387,8 @@ const SUITE_NOTES: &str = "
   * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`, a false `if`).
   * `not`: `not: {type: integer}` (the complement \"number but not integer\" has no type name) and
     a `not` holding `unevaluatedProperties`.
-  * `oneOf`: overlapping branches, treated as `anyOf` (reported as an approximation).
+  * `oneOf`: overlapping branches without a complement (`{\"type\": \"integer\"}`: \"number but not
+    integer\"; two properties), treated as `anyOf` (reported as an approximation).
 * `minProperties` on objects that allow extra members passes every test but is reported as
   approximate (a repeated extra key counts once per occurrence), so its last column is empty.
 * Failures in schemas whose every keyword is enforced (none from the keywords above): `format` is

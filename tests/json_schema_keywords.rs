@@ -530,6 +530,11 @@ fn one_of_disjoint_against_jsonschema() {
         json!({"oneOf": [{"type": "number", "exclusiveMaximum": 2}, {"type": "boolean"}, {"$ref": "#/$defs/o"}],
                "$defs": {"o": {"type": "object", "required": ["kind"]}}}),
         json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [2, "b", true]}]}),
+        // Overlapping branches with complements (issue 13): B_i ∧ ¬B_j.
+        json!({"oneOf": [{"minimum": 2}, {"type": "number", "maximum": 2}]}),
+        json!({"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 1}, {"maxLength": 0}]}),
+        json!({"oneOf": [{"type": ["string", "null"]}, {"required": ["kind"]}, true]}),
+        json!({"oneOf": [{"enum": [1, null]}, {"type": "null"}, {"type": "boolean"}]}),
     ];
     for s in schemas {
         Case::new(s, &["oneOf"]).check(&texts, 3);

@@ -48,7 +48,10 @@
 //!   values; disjoint value lists; or only objects in common and a
 //!   property required by both with disjoint schemas, e.g. a
 //!   discriminating `"kind": {"const": ...}`), since it is then `anyOf`;
-//!   otherwise treated as `anyOf` (exclusivity not enforced, reported);
+//!   or, for up to 8 overlapping branches that all have a complement (see
+//!   `not` below), as `anyOf` over `i` of `B_i ∧ ¬B_j` (`j ≠ i`,
+//!   `Builder::one_of_exactly`); otherwise treated as `anyOf` (exclusivity
+//!   not enforced, reported);
 //!   `allOf` by merging the subschemas (types intersected, properties and
 //!   `required` united, bounds tightened, `enum`s intersected, differing
 //!   subschemas of one keyword combined with a nested `allOf`); sibling
@@ -1234,10 +1237,19 @@ impl<'a> Builder<'a> {
                 .iter()
                 .find(|(k, _)| *k == "oneOf")
                 .map(|(_, l)| l.clone());
-            let exclusive = match &one_list {
+            let mut exclusive = match &one_list {
                 Some(l) => self.pairwise_disjoint(l, &siblings, ptr)?,
                 None => true,
             };
+            let mut lists = lists;
+            if !exclusive && lists.len() == 1 {
+                // Overlapping branches whose complements are expressible:
+                // exactly one is `anyOf` over i of B_i ∧ ¬B_j (j ≠ i).
+                if let Some(exact) = self.one_of_exactly(&lists[0].1, ptr)? {
+                    lists[0].1 = exact;
+                    exclusive = true;
+                }
+            }
             if !exclusive {
                 self.report(
                     "oneOf",
@@ -1652,6 +1664,40 @@ impl<'a> Builder<'a> {
             return Ok(Some(any_of(branches)));
         }
         Ok(None)
+    }
+
+    /// The `oneOf` branches `list` made disjoint: branch `i` becomes
+    /// `allOf: [B_i, ¬B_j for j ≠ i]` with the complements of
+    /// [`Builder::negate`]; `None` when a branch has none (or past 8
+    /// branches: each branch gets all the other complements).
+    fn one_of_exactly(&mut self, list: &[Value], ptr: &str) -> Result<Option<Vec<Value>>> {
+        if list.len() > 8 {
+            return Ok(None);
+        }
+        let mut negs = Vec::with_capacity(list.len());
+        for (i, b) in list.iter().enumerate() {
+            let bptr = format!("{ptr}/oneOf/{i}");
+            let bm = self.flatten(b, &bptr, 0)?;
+            match self.negate(&bm, 0x7f, &bptr, 0)? {
+                Some(n) => negs.push(Value::Object(n)),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(
+            list.iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let mut all = vec![b.clone()];
+                    all.extend(
+                        negs.iter()
+                            .enumerate()
+                            .filter(|&(j, _)| j != i)
+                            .map(|(_, n)| n.clone()),
+                    );
+                    serde_json::json!({ "allOf": all })
+                })
+                .collect(),
+        ))
     }
 
     /// Whether the `oneOf` branches `list` (each with the `siblings`
