@@ -384,7 +384,7 @@ const SUITE_NOTES: &str = "
   of such, one property). Every test of a schema whose keywords are all enforced passes for them
   (last column); the other failures of their files are schemas where a form is reported as not
   enforced:
-  * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`, a false `if`).
+  * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`).
   * `not`: `not: {type: integer}` (the complement \"number but not integer\" has no type name) and
     a `not` holding `unevaluatedProperties`.
   * `oneOf`: overlapping branches without a complement (`{\"type\": \"integer\"}`: \"number but not

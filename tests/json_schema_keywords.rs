@@ -447,6 +447,7 @@ fn contains_against_jsonschema() {
         json!({"contains": {"enum": [1, null, true]}, "minContains": 2, "maxContains": 2}),
         json!({"contains": {"maxLength": 0}, "items": {"type": ["string", "number"]}}),
         json!({"contains": {"minItems": 1}, "maxContains": 1}),
+        json!({"contains": {"if": false, "else": {"type": "null"}}, "minContains": 2}),
     ];
     for s in schemas {
         Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);

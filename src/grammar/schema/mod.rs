@@ -1478,7 +1478,9 @@ impl<'a> Builder<'a> {
     ///   bound, the values of its kind beyond it (see [`Bounds`]);
     /// * `enum`/`const` of integers (with `null`/booleans): the open
     ///   intervals between them (`exclusiveMinimum`/`exclusiveMaximum`);
-    /// * `anyOf` whose branches all have a complement: their intersection.
+    /// * `anyOf` whose branches all have a complement: their intersection;
+    /// * a conditional whose `if` is `true`/`false`: the complement of the
+    ///   branch it picks.
     ///
     /// `None` otherwise (strings and fractional numbers in `enum`, `multipleOf`,
     /// `pattern`, …). The complement is taken among the kinds `within`
@@ -1516,6 +1518,15 @@ impl<'a> Builder<'a> {
         }
         if let Some(bounds) = Bounds::of(c, &keys) {
             return Ok(bounds.complement(ctype, all));
+        }
+        if let (true, Some(Value::Bool(cond))) =
+            (keys.iter().all(|k| CONDITIONAL.contains(k)), c.get("if"))
+        {
+            // A constant condition: the branch it picks (absent: true).
+            let picked = c.get(if *cond { "then" } else { "else" });
+            let v = picked.cloned().unwrap_or(Value::Bool(true));
+            let pm = self.flatten(&v, ptr, 0)?;
+            return self.negate(&pm, all, ptr, depth + 1);
         }
         if only(&["anyOf"]) {
             // None of the branches: the complements of all of them.
