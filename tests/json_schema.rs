@@ -385,10 +385,11 @@ const SUITE_NOTES: &str = "
   (last column); the other failures of their files are schemas where a form is reported as not
   enforced:
   * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`).
-  * `not`: `not: {type: integer}` (the complement \"number but not integer\" has no type name) and
-    a `not` holding `unevaluatedProperties`.
-  * `oneOf`: overlapping branches without a complement (`{\"type\": \"integer\"}`: \"number but not
-    integer\"; two properties), treated as `anyOf` (reported as an approximation).
+  * `not`: a `not` holding `unevaluatedProperties`.
+  * `oneOf`: overlapping branches without a complement (a property's schema beside two declared
+    properties), treated as `anyOf` (reported as an approximation).
+* \"Number but not integer\" (in complements) is written as numbers with a nonzero fraction and no
+  exponent, like bounded numbers (no test of the suite writes such a number with an exponent).
 * `minProperties` on objects that allow extra members passes every test but is reported as
   approximate (a repeated extra key counts once per occurrence), so its last column is empty.
 * Failures in schemas whose every keyword is enforced (none from the keywords above): `format` is

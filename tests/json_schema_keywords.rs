@@ -448,6 +448,7 @@ fn contains_against_jsonschema() {
         json!({"contains": {"maxLength": 0}, "items": {"type": ["string", "number"]}}),
         json!({"contains": {"minItems": 1}, "maxContains": 1}),
         json!({"contains": {"if": false, "else": {"type": "null"}}, "minContains": 2}),
+        json!({"contains": {"type": "integer"}, "maxContains": 1}),
     ];
     for s in schemas {
         Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);
@@ -459,7 +460,6 @@ fn contains_beyond_type_tests_is_reported() {
     for s in [
         json!({"contains": {"multipleOf": 3}}),
         json!({"contains": {"minimum": 2.5}}),
-        json!({"contains": {"type": "integer"}}),
         json!({"contains": {"type": "string"}, "prefixItems": [{"type": "null"}]}),
     ] {
         let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
@@ -536,6 +536,8 @@ fn one_of_disjoint_against_jsonschema() {
         json!({"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 1}, {"maxLength": 0}]}),
         json!({"oneOf": [{"type": ["string", "null"]}, {"required": ["kind"]}, true]}),
         json!({"oneOf": [{"enum": [1, null]}, {"type": "null"}, {"type": "boolean"}]}),
+        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"type": "string"}]}),
     ];
     for s in schemas {
         Case::new(s, &["oneOf"]).check(&texts, 3);
@@ -545,8 +547,7 @@ fn one_of_disjoint_against_jsonschema() {
 #[test]
 fn one_of_overlapping_is_reported() {
     for s in [
-        json!({"oneOf": [{"type": "number"}, {"type": "integer"}]}),
-        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"multipleOf": 3}]}),
         json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [1.0]}]}),
         json!({"type": "object", "oneOf": [
             {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
@@ -572,6 +573,10 @@ fn not_against_jsonschema() {
         json!({"type": "object", "not": {"required": ["kind"]}}),
         json!({"not": {"required": ["kind", "v"]}}),
         json!({"not": {"minimum": 2}}),
+        // "Number but not integer" (FRACTION_ONLY).
+        json!({"not": {"type": "integer"}}),
+        json!({"not": {"type": "integer", "maximum": 3}}),
+        json!({"type": "number", "not": {"type": "integer", "minimum": 0}}),
         json!({"not": {"type": "number", "exclusiveMinimum": -1, "maximum": 2}}),
         json!({"not": {"enum": [1, 2, null]}}),
         json!({"not": {"type": "string", "minLength": 1, "maxLength": 1}}),
@@ -620,11 +625,9 @@ fn if_then_else_against_jsonschema() {
 #[test]
 fn not_and_if_without_expressible_complement_are_reported() {
     for (s, k) in [
-        (json!({"not": {"type": "integer"}}), "not"),
         (json!({"not": {"const": "a"}}), "not"),
         (json!({"not": {"multipleOf": 3}}), "not"),
         (json!({"not": {"minimum": 2.5}}), "not"),
-        (json!({"not": {"type": "integer", "maximum": 3}}), "not"),
         (
             json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),
             "if",

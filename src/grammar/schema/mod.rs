@@ -59,7 +59,8 @@
 //!   cannot be merged is reported (an error in strict mode).
 //! * `not` and `if`/`then`/`else` where the negated schema has a
 //!   complement the other keywords express (`Builder::negate`): `type`
-//!   (not when that leaves "number but not integer"), `enum`/`const` of
+//!   ("number but not integer" as numbers with a nonzero fraction, no
+//!   exponent: `FRACTION_ONLY`), `enum`/`const` of
 //!   integers, `null` and booleans (the open intervals between the
 //!   integers), bounds with integer values (`minimum`, `exclusiveMaximum`,
 //!   …, `minLength`/`maxLength`, `minItems`/`maxItems`: the values beyond
@@ -381,6 +382,7 @@ const ANNOTATIONS: &[&str] = &[
 /// Keywords handled by this module.
 const HANDLED: &[&str] = &[
     "type",
+    FRACTION_ONLY,
     "properties",
     "required",
     "additionalProperties",
@@ -442,6 +444,17 @@ pub fn is_constraining_keyword(name: &str) -> bool {
 const STRING_RE: &str = r#""(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*""#;
 const CHAR_RE: &str = r#"(?:[^"\\\x00-\x1F]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))"#;
 const NUMBER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
+/// Numbers with a nonzero fraction, no exponent: the non-integers of a
+/// complement (see [`FRACTION_ONLY`]).
+const FRACTION_RE: &str = r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*";
+/// Draft 4: every number with a fraction is a non-integer (`1.0` too).
+const FRACTION_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)\.[0-9]+";
+
+/// A keyword of cdiff's own, only in schemas it makes: `true` restricts the
+/// numbers to non-integers ("number but not integer", which has no type
+/// name), written without an exponent like bounded numbers. Complements
+/// use it (`not: {type: integer}`).
+const FRACTION_ONLY: &str = "$cdiff:fractionOnly";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 /// Draft 4 (and 3) integers: no fraction at all (`1.0` is not an integer).
 const INTEGER_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)";
@@ -1461,9 +1474,9 @@ impl<'a> Builder<'a> {
     /// forms whose complement the other keywords express exactly:
     ///
     /// * `{}`: nothing (`type: []`);
-    /// * `type`: the other types (not when that leaves "number but not
-    ///   integer");
-    /// * `enum`/`const` (with `type`) of `null`/booleans only: the other
+    /// * `type`: the other types ("number but not integer" with
+    ///   [`FRACTION_ONLY`]);
+    /// * `enum`/`const` (with `type`) of `null`/booleans: the other
     ///   types, and the other boolean (`anyOf`);
     /// * `required: [p, …]` (with `type: object`): not an object (when the
     ///   type is given) or an object without one of them (`properties:
@@ -2688,10 +2701,9 @@ impl<'a> Builder<'a> {
     /// ```
     ///
     /// `(I + 1)·(J + 1)` rules for caps `I`, `J` ≤ [`SchemaOptions::max_items`].
-    /// `None` (after reporting `contains`) for other forms: a contains
-    /// schema with other keywords would need the complement of its language
-    /// among the items, an `integer` test on items that may be any number
-    /// the complement "number but not integer".
+    /// A contains schema `C` with other keywords splits the items into
+    /// `items ∧ C` and `items ∧ ¬C` when [`Builder::negate`] has `¬C`;
+    /// `None` (after reporting `contains`) for the other forms.
     fn contains_array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<Expr>> {
         let cptr = format!("{ptr}/contains");
         let get = |k: &str| count_keyword(m, k, ptr);
@@ -2754,23 +2766,28 @@ impl<'a> Builder<'a> {
                 let int_only = has(ct, "integer") && !has(ct, "number");
                 let items_numbers = itypes.as_ref().is_none_or(|t| has(t, "number"));
                 if int_only && items_numbers {
-                    return give_up(
-                        self,
-                        "an integer test among items that may be any number is not split",
-                    );
+                    // The non-integer numbers are in the complement.
+                    let Some(not_c) = self.negate(&c, 0x7f, &cptr, 0)? else {
+                        return give_up(
+                            self,
+                            "an integer test among items that may be any number is not split",
+                        );
+                    };
+                    (c.clone(), not_c)
+                } else {
+                    let no = TYPES
+                        .iter()
+                        .filter(|t| {
+                            // Integers are numbers; with an integer-only test,
+                            // the items have no non-integer numbers.
+                            let covered = has(ct, t) || (**t == "integer" && has(ct, "number"));
+                            let fractions_excluded = **t == "number" && int_only;
+                            !(covered || fractions_excluded)
+                        })
+                        .map(|t| t.to_string())
+                        .collect();
+                    (type_schema(ct.clone()), type_schema(no))
                 }
-                let no = TYPES
-                    .iter()
-                    .filter(|t| {
-                        // Integers are numbers; with an integer-only test,
-                        // the items have no non-integer numbers.
-                        let covered = has(ct, t) || (**t == "integer" && has(ct, "number"));
-                        let fractions_excluded = **t == "number" && int_only;
-                        !(covered || fractions_excluded)
-                    })
-                    .map(|t| t.to_string())
-                    .collect();
-                (type_schema(ct.clone()), type_schema(no))
             }
         };
         let cap = self.opts.max_items;
@@ -3009,7 +3026,20 @@ impl<'a> Builder<'a> {
     }
 
     fn number(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Expr> {
-        if m.contains_key("multipleOf") {
+        // Numbers that are not integers (a complement's form, see
+        // `FRACTION_ONLY`).
+        let fraction_only = m.get(FRACTION_ONLY) == Some(&Value::Bool(true));
+        if fraction_only && integer {
+            return Ok(Expr::Alt(Vec::new()));
+        }
+        if fraction_only && m.contains_key("multipleOf") {
+            self.report(
+                "multipleOf",
+                ptr,
+                "not enforced on the non-integer numbers of a complement",
+                false,
+            )?;
+        } else if m.contains_key("multipleOf") {
             match multiple_of(m, integer, self.draft4_integers) {
                 Ok(Some(p)) => return Ok(Expr::Term(self.term("MULTIPLE", &p))),
                 Ok(None) => return Ok(Expr::Alt(Vec::new())),
@@ -3058,6 +3088,12 @@ impl<'a> Builder<'a> {
                 } else {
                     ("INTEGER", INTEGER_RE)
                 }
+            } else if fraction_only {
+                if self.draft4_integers {
+                    ("FRACTION", FRACTION_RE_DRAFT4)
+                } else {
+                    ("FRACTION", FRACTION_RE)
+                }
             } else {
                 ("NUMBER", NUMBER_RE)
             };
@@ -3105,7 +3141,13 @@ impl<'a> Builder<'a> {
                     )?;
                 }
             }
-            let ints = number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?"));
+            // A zero fraction (`3.0`) is an integer's, except in draft 4
+            // (where `3.0` is not an integer: then a complement has it).
+            let ints = match (fraction_only, self.draft4_integers) {
+                (false, _) => number::int_range(int_lo, int_hi).map(|r| format!("{r}(?:\\.0+)?")),
+                (true, true) => number::int_range(int_lo, int_hi).map(|r| format!("{r}\\.0+")),
+                (true, false) => None,
+            };
             let fracs = number::fraction_range(frac_lo, frac_hi);
             match (ints, fracs) {
                 (Some(a), Some(b)) => Some(format!("(?:{a}|{b})")),
@@ -3444,13 +3486,12 @@ fn kind_of_value(v: &Value) -> u8 {
     }
 }
 
-/// A schema accepting the values of the kinds `k` (`type`), or `None` when
-/// `k` has non-integer numbers without the integers ("number but not
-/// integer" has no type name).
+/// A schema accepting the values of the kinds `k` (`type`; non-integer
+/// numbers without the integers, "number but not integer", as `number`
+/// with [`FRACTION_ONLY`]). Always `Some` (kept an `Option` for callers
+/// that chain it).
 fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
-    if k & KIND_FRACTION != 0 && k & KIND_INTEGER == 0 {
-        return None;
-    }
+    let fraction_only = k & KIND_FRACTION != 0 && k & KIND_INTEGER == 0;
     let mut types = Vec::new();
     for (bit, name) in [
         (KIND_NULL, "null"),
@@ -3470,6 +3511,9 @@ fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
     }
     let mut m = Map::new();
     m.insert("type".into(), Value::Array(types));
+    if fraction_only {
+        m.insert(FRACTION_ONLY.into(), Value::Bool(true));
+    }
     Some(m)
 }
 
@@ -3656,6 +3700,9 @@ fn kinds(m: &Map<String, Value>) -> u8 {
     };
     if let Some(vals) = listed_values(m) {
         k &= vals.iter().fold(0, |acc, v| acc | kind_of_value(v));
+    }
+    if m.get(FRACTION_ONLY) == Some(&Value::Bool(true)) {
+        k &= !KIND_INTEGER;
     }
     k
 }
