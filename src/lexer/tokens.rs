@@ -707,33 +707,6 @@ impl Emitter {
         }
     }
 
-    /// The states the closure of `seeds` (sorted, distinct) becomes,
-    /// memoised; `seeds` is left empty (its allocation kept when the
-    /// closure was memoised before).
-    fn targets(
-        &mut self,
-        seeds: &mut Confs,
-        b: &mut Builder<'_>,
-        nodes: &mut Nodes,
-        view: &mut HoleView<'_>,
-        budget: &mut Budget,
-        max_states: usize,
-    ) -> Result<Targets> {
-        if let Some(targets) = self.memo.get(&**seeds) {
-            seeds.clear();
-            return Ok(targets.clone());
-        }
-        let set = b.closure(seeds, budget)?;
-        let targets = nodes.intern_set(set, view, b, max_states)?;
-        if b.swept >= MEMO_FROM {
-            nodes.ceiling.room_in_map(&self.memo)?;
-            self.memo.insert(std::mem::take(seeds), targets.clone());
-        } else {
-            seeds.clear();
-        }
-        Ok(targets)
-    }
-
     /// Closes every bucket; returns the sorted edges to the target states.
     fn close(
         &mut self,
@@ -749,14 +722,23 @@ impl Emitter {
         out.reserve(nodes.ceiling, self.touched.len())?;
         for i in 0..self.touched.len() {
             let t = self.touched[i];
-            let mut seeds = std::mem::take(&mut self.buckets[t as usize]);
-            if !seeds.is_sorted() {
-                seeds.sort_unstable();
-            }
+            let seeds = &mut self.buckets[t as usize];
+            seeds.sort_unstable();
             seeds.dedup();
-            let targets = self.targets(&mut seeds, b, nodes, view, budget, max_states)?;
+            if let Some(targets) = self.memo.get(&**seeds) {
+                out.items.extend(targets.iter().map(|&n| (t, n)));
+                seeds.clear();
+                continue;
+            }
+            let set = b.closure(seeds, budget)?;
+            let targets = nodes.intern_set(set, view, b, max_states)?;
             out.items.extend(targets.iter().map(|&n| (t, n)));
-            self.buckets[t as usize] = seeds;
+            if b.swept >= MEMO_FROM {
+                nodes.ceiling.room_in_map(&self.memo)?;
+                self.memo.insert(std::mem::take(seeds), targets);
+            } else {
+                seeds.clear();
+            }
         }
         self.touched.clear();
         // The row's edges, sorted and deduplicated in place.
@@ -1105,10 +1087,7 @@ impl Builder<'_> {
         let mut seeds_sorted = std::mem::take(&mut self.stack);
         seeds_sorted.clear();
         seeds_sorted.extend_from_slice(seeds);
-        // Emissions and hole exits come sorted.
-        if !seeds_sorted.is_sorted() {
-            seeds_sorted.sort_unstable();
-        }
+        seeds_sorted.sort_unstable();
         let mut cur = std::mem::take(&mut self.cur);
         let mut next = std::mem::take(&mut self.next);
         cur.clear();
@@ -1211,11 +1190,7 @@ impl Builder<'_> {
             let (p, l) = unpack(*c);
             lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
         });
-        // By position already (the sweep moves forward); by lexer state
-        // within one when it holds more than one.
-        if !chunk.is_sorted() {
-            chunk.sort_unstable();
-        }
+        chunk.sort_unstable();
         Ok(chunk)
     }
 }

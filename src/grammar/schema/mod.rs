@@ -34,9 +34,8 @@
 //!   (`items` ∧ `C`) or not (`items` ∧ ¬`C`), and rules counting items and
 //!   matches (capped, with `minItems`/`maxItems`) enforce the bounds
 //!   exactly; see `Builder::contains_array`. Other contains schemas
-//!   (`multipleOf`, a string `const`, …), an `integer` test among items
-//!   that may be any number, bounds above [`SchemaOptions::max_items`] and
-//!   `prefixItems` are reported.
+//!   (`multipleOf`, a string `const`, …), bounds above
+//!   [`SchemaOptions::max_items`] and `prefixItems` are reported.
 //! * `enum`, `const`: any JSON value, serialised with object keys in the
 //!   order of the schema value; whitespace allowed between tokens. Numbers
 //!   must be written as `serde_json` writes them (integers may add `.0`).
@@ -973,10 +972,9 @@ impl<'a> Builder<'a> {
     fn merge(
         &mut self,
         mut a: Map<String, Value>,
-        b: Map<String, Value>,
+        mut b: Map<String, Value>,
         ptr: &str,
     ) -> Result<Map<String, Value>> {
-        let mut b = b;
         let conditional = |m: &Map<String, Value>| CONDITIONAL.iter().any(|k| m.contains_key(*k));
         if conditional(&a) && conditional(&b) {
             // `if`/`then`/`else` of two schemas do not combine (a `then`
@@ -1527,10 +1525,10 @@ impl<'a> Builder<'a> {
             m
         };
         if only(&["type"]) {
-            return Ok(kinds_schema(all & !ctype));
+            return Ok(Some(kinds_schema(all & !ctype)));
         }
         if let Some(bounds) = Bounds::of(c, &keys) {
-            return Ok(bounds.complement(ctype, all));
+            return Ok(Some(bounds.complement(ctype, all)));
         }
         if let (true, Some(Value::Bool(cond))) =
             (keys.iter().all(|k| CONDITIONAL.contains(k)), c.get("if"))
@@ -1560,7 +1558,7 @@ impl<'a> Builder<'a> {
             }
             return Ok(match out {
                 Some(m) => Some(m),
-                None => kinds_schema(all),
+                None => Some(kinds_schema(all)),
             });
         }
         if only(&["type", "enum", "const"]) {
@@ -1587,23 +1585,27 @@ impl<'a> Builder<'a> {
             }
             let mut keep = all;
             let mut gaps = Vec::new();
-            if !numbers.is_empty() {
+            let numeric = all & (KIND_INTEGER | KIND_FRACTION);
+            if !numbers.is_empty() && numeric != 0 {
                 // The numbers other than the listed integers: the open
                 // intervals between them, of the numeric kinds allowed.
                 numbers.sort_unstable();
                 numbers.dedup();
-                let Some(ty) = numeric_type(all) else {
-                    return Ok(None);
-                };
-                keep &= !(KIND_INTEGER | KIND_FRACTION);
-                gaps.push(serde_json::json!({"type": ty, "exclusiveMaximum": numbers[0]}));
-                for w in numbers.windows(2) {
-                    gaps.push(serde_json::json!({
-                        "type": ty, "exclusiveMinimum": w[0], "exclusiveMaximum": w[1]
-                    }));
-                }
+                keep &= !numeric;
                 let last = numbers[numbers.len() - 1];
-                gaps.push(serde_json::json!({"type": ty, "exclusiveMinimum": last}));
+                let bounds = std::iter::once((None, Some(numbers[0])))
+                    .chain(numbers.windows(2).map(|w| (Some(w[0]), Some(w[1]))))
+                    .chain(std::iter::once((Some(last), None)));
+                for (lo, hi) in bounds {
+                    let mut gap = kinds_schema(numeric);
+                    if let Some(lo) = lo {
+                        gap.insert("exclusiveMinimum".into(), Value::from(lo));
+                    }
+                    if let Some(hi) = hi {
+                        gap.insert("exclusiveMaximum".into(), Value::from(hi));
+                    }
+                    gaps.push(Value::Object(gap));
+                }
             }
             if vals.contains(&Value::Null) {
                 keep &= !KIND_NULL;
@@ -1615,9 +1617,7 @@ impl<'a> Builder<'a> {
             if t || f {
                 keep &= !KIND_BOOLEAN;
             }
-            let Some(rest) = kinds_schema(keep) else {
-                return Ok(None);
-            };
+            let rest = kinds_schema(keep);
             if t == f && gaps.is_empty() {
                 return Ok(Some(rest));
             }
@@ -1648,10 +1648,7 @@ impl<'a> Builder<'a> {
         };
         let mut branches = Vec::new();
         if object_typed {
-            match kinds_schema(all & !KIND_OBJECT) {
-                Some(k) => branches.push(Value::Object(k)),
-                None => return Ok(None),
-            }
+            branches.push(Value::Object(kinds_schema(all & !KIND_OBJECT)));
         }
         if only(&["required", "type"]) && has("required") {
             if required.len() > 8 {
@@ -2097,8 +2094,7 @@ impl<'a> Builder<'a> {
                     self.rules.len().saturating_add(states) < self.opts.max_rules
                 });
                 let bounds = if extra.is_none() || (counted && counts_fit) {
-                    // (`extra.is_some()` here means counted.)
-                    if extra.is_some() && bounds.0 > 0 {
+                    if counted && bounds.0 > 0 {
                         // An extra key written twice counts twice here, once
                         // for a validator (it keeps one of them).
                         self.report(
@@ -2685,11 +2681,11 @@ impl<'a> Builder<'a> {
     }
 
     /// An array under `contains` / `minContains` / `maxContains`, exact when
-    /// the contains schema is a type test (`{"type": T}`, `true`, `{}`,
-    /// `false`) and there are no `prefixItems`: each item is either a
-    /// matching item `M = items ∧ {type: T}` or a non-matching one `N =
-    /// items ∧ {type: not T}` (disjoint, and together the items), so the
-    /// grammar counts them. One rule `R(i, j)` per number of items `i`
+    /// the contains schema `C` has a complement ([`Builder::negate`]: a type
+    /// test, `true`, `false`, bounds, …) and there are no `prefixItems`:
+    /// each item is either a matching item `M = items ∧ C` or a
+    /// non-matching one `N = items ∧ ¬C` (disjoint, and together the
+    /// items), so the grammar counts them. One rule `R(i, j)` per number of items `i`
     /// (capped past `minItems`/`maxItems`) and of matches `j` (capped past
     /// `minContains`/`maxContains`):
     ///
@@ -2701,9 +2697,7 @@ impl<'a> Builder<'a> {
     /// ```
     ///
     /// `(I + 1)·(J + 1)` rules for caps `I`, `J` ≤ [`SchemaOptions::max_items`].
-    /// A contains schema `C` with other keywords splits the items into
-    /// `items ∧ C` and `items ∧ ¬C` when [`Builder::negate`] has `¬C`;
-    /// `None` (after reporting `contains`) for the other forms.
+    /// `None` (after reporting `contains`) when `C` has no complement.
     fn contains_array(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<Expr>> {
         let cptr = format!("{ptr}/contains");
         let get = |k: &str| count_keyword(m, k, ptr);
@@ -2720,75 +2714,18 @@ impl<'a> Builder<'a> {
         if m.contains_key("prefixItems") || m.get("items").is_some_and(Value::is_array) {
             return give_up(self, "not enforced together with prefixItems");
         }
-        // The contains schema as a type set (None: every type), or as a
-        // schema with a complement.
+        // Each item matches the contains schema or its complement.
         let c = self.flatten(&m["contains"], &cptr, 0)?;
-        let mut ctypes: Option<Vec<String>> = None;
-        let mut split: Option<(Map<String, Value>, Map<String, Value>)> = None;
-        for (k, v) in &c {
-            match k.as_str() {
-                "type" => ctypes = Some(type_set(v)),
-                _ if ANNOTATIONS.contains(&k.as_str()) => {}
-                _ => {
-                    let Some(not_c) = self.negate(&c, 0x7f, &cptr, 0)? else {
-                        return give_up(
-                            self,
-                            "enforced only when the contains schema is a type test or has a \
-                             complement (see `not`)",
-                        );
-                    };
-                    split = Some((c.clone(), not_c));
-                    break;
-                }
-            }
-        }
+        let Some(not_c) = self.negate(&c, 0x7f, &cptr, 0)? else {
+            return give_up(
+                self,
+                "enforced only when the contains schema has a complement (see `not`)",
+            );
+        };
+        let (yes, no) = (c, not_c);
         let items = match m.get("items") {
             None => Map::new(),
             Some(v) => self.flatten(v, &format!("{ptr}/items"), 0)?,
-        };
-        let itypes = items.get("type").map(type_set);
-        let has = |s: &[String], t: &str| s.iter().any(|u| u == t);
-        let type_schema = |types: Vec<String>| {
-            let mut t = Map::new();
-            t.insert(
-                "type".into(),
-                Value::Array(types.into_iter().map(Value::String).collect()),
-            );
-            t
-        };
-        let (yes, no): (Map<String, Value>, Map<String, Value>) = match (split, &ctypes) {
-            (Some(split), _) => split,
-            (None, None) => (
-                type_schema(TYPES.iter().map(|t| t.to_string()).collect()),
-                type_schema(Vec::new()),
-            ),
-            (None, Some(ct)) => {
-                let int_only = has(ct, "integer") && !has(ct, "number");
-                let items_numbers = itypes.as_ref().is_none_or(|t| has(t, "number"));
-                if int_only && items_numbers {
-                    // The non-integer numbers are in the complement.
-                    let Some(not_c) = self.negate(&c, 0x7f, &cptr, 0)? else {
-                        return give_up(
-                            self,
-                            "an integer test among items that may be any number is not split",
-                        );
-                    };
-                    (c.clone(), not_c)
-                } else {
-                    let no = TYPES
-                        .iter()
-                        .filter(|t| {
-                            // Integers are numbers; with an integer-only test,
-                            // the items have no non-integer numbers.
-                            let covered = has(ct, t) || (**t == "integer" && has(ct, "number"));
-                            let fractions_excluded = **t == "number" && int_only;
-                            !(covered || fractions_excluded)
-                        })
-                        .map(|t| t.to_string())
-                        .collect();
-                    (type_schema(ct.clone()), type_schema(no))
-                }
-            }
         };
         let cap = self.opts.max_items;
         let mut min_items = get("minItems")?.unwrap_or(0);
@@ -3488,9 +3425,8 @@ fn kind_of_value(v: &Value) -> u8 {
 
 /// A schema accepting the values of the kinds `k` (`type`; non-integer
 /// numbers without the integers, "number but not integer", as `number`
-/// with [`FRACTION_ONLY`]). Always `Some` (kept an `Option` for callers
-/// that chain it).
-fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
+/// with [`FRACTION_ONLY`]).
+fn kinds_schema(k: u8) -> Map<String, Value> {
     let fraction_only = k & KIND_FRACTION != 0 && k & KIND_INTEGER == 0;
     let mut types = Vec::new();
     for (bit, name) in [
@@ -3514,7 +3450,7 @@ fn kinds_schema(k: u8) -> Option<Map<String, Value>> {
     if fraction_only {
         m.insert(FRACTION_ONLY.into(), Value::Bool(true));
     }
-    Some(m)
+    m
 }
 
 /// The most members `minProperties`/`maxProperties` are counted up to on
@@ -3583,16 +3519,6 @@ fn integer_value(v: &Value) -> Option<i64> {
         .filter(|i| i.unsigned_abs() < 1_000_000_000_000_000)
 }
 
-/// The `type` of the numbers among the kinds `k`: `number`, `integer`, or
-/// `None` when `k` has only non-integer numbers (no type name) or none.
-fn numeric_type(k: u8) -> Option<&'static str> {
-    match (k & KIND_INTEGER != 0, k & KIND_FRACTION != 0) {
-        (true, true) => Some("number"),
-        (true, false) => Some("integer"),
-        _ => None,
-    }
-}
-
 /// A bound keyword, the keyword of its complement, and what its value
 /// shifts by there (`minLength: n` → `maxLength: n - 1`).
 type BoundRow = (&'static str, &'static str, i64);
@@ -3659,26 +3585,17 @@ impl Bounds {
     }
 
     /// The complement among the kinds `all` of a schema with these bounds
-    /// whose `type` allows the kinds `ctype`; `None` when it needs "number
-    /// but not integer".
-    fn complement(&self, ctype: u8, all: u8) -> Option<Map<String, Value>> {
+    /// whose `type` allows the kinds `ctype`.
+    fn complement(&self, ctype: u8, all: u8) -> Map<String, Value> {
         let mut branches = Vec::new();
         let whole = all & !ctype;
         if whole != 0 {
-            branches.push(Value::Object(kinds_schema(whole)?));
+            branches.push(Value::Object(kinds_schema(whole)));
         }
         let inside = all & ctype & self.kind;
         if inside != 0 {
-            let ty = if self.kind == KIND_INTEGER | KIND_FRACTION {
-                numeric_type(inside)?
-            } else if self.kind == KIND_STRING {
-                "string"
-            } else {
-                "array"
-            };
             for &(k, v) in &self.outside {
-                let mut m = Map::new();
-                m.insert("type".into(), Value::String(ty.into()));
+                let mut m = kinds_schema(inside);
                 m.insert(k.into(), Value::from(v));
                 branches.push(Value::Object(m));
             }
@@ -3688,7 +3605,7 @@ impl Bounds {
         }
         let mut m = Map::new();
         m.insert("anyOf".into(), Value::Array(branches));
-        Some(m)
+        m
     }
 }
 
