@@ -47,6 +47,8 @@ pub(crate) struct Chart {
     pub(crate) goal: Option<u64>,
     /// Whether the search reached its fixpoint (every triple is here).
     pub(crate) fixpoint: bool,
+    /// How many triples completed (sizes phase 2's tables).
+    pub(crate) n_done: usize,
     /// The `(state, terminal)` pairs some item scanned, by
     /// [`Chart::scan_index`]: the only terminal edges phase 2 needs.
     scanned: KeySet,
@@ -573,6 +575,7 @@ fn search_in<'a>(
             n_terms: g.n_terms,
             goal: None,
             fixpoint: false,
+            n_done: 0,
             scanned: KeySet::new(g.n_terms as u64 * len, cap(4, dfa.len()), ceiling)?,
         },
         wakes: Vec::new(),
@@ -949,6 +952,7 @@ impl Earley<'_> {
             if !self.own.done.insert(at)? {
                 return Ok(());
             }
+            self.chart.n_done += 1;
         } else {
             if self.draining {
                 return Ok(());

@@ -27,6 +27,9 @@ const NIL: u32 = u32::MAX;
 /// Costs below this are kept in a bucket per cost; larger ones in a heap.
 const BUCKETS: usize = 1 << 16;
 
+/// The most triples phase 2's tables are sized for before they are used.
+const PRESIZE_MAX: usize = 1 << 16;
+
 /// Why a triple is generating.
 #[derive(Clone, Copy, Debug)]
 enum Reason {
@@ -48,8 +51,12 @@ pub(crate) fn witness(
     max_terminals: u32,
 ) -> Result<Option<Vec<(u32, u32)>>> {
     let ceiling = budget.ceiling();
-    let mut queue = Queue::new(ceiling);
-    let mut adj = Adjacency::new(ceiling);
+    // Tables sized for the triples phase 1 completed (and about as many
+    // terminal edges), up to a bound: growing them from empty rehashed each
+    // several times, a sixth of a canvas witness.
+    let hint = chart.n_done.min(PRESIZE_MAX);
+    let mut queue = Queue::with_capacity(ceiling, 2 * hint)?;
+    let mut adj = Adjacency::with_capacity(ceiling, hint)?;
     let mut is_start = vec![false; dfa.len()];
     for s in dfa.closure(&[dfa.start]) {
         is_start[s as usize] = true;
@@ -188,15 +195,17 @@ struct Queue {
 }
 
 impl Queue {
-    fn new(ceiling: Ceiling) -> Queue {
-        Queue {
-            index: FxMap::default(),
-            entries: Vec::new(),
+    /// An empty queue with room for `n` triples.
+    fn with_capacity(ceiling: Ceiling, n: usize) -> Fits<Queue> {
+        ceiling.admit(n.saturating_mul(16 + std::mem::size_of::<Entry>()))?;
+        Ok(Queue {
+            index: FxMap::with_capacity_and_hasher(n, Default::default()),
+            entries: Vec::with_capacity(n),
             buckets: Vec::new(),
             current: 0,
             heap: Default::default(),
             ceiling,
-        }
+        })
     }
 
     /// Offers a derivation of `k` with yield length `cost`.
@@ -278,13 +287,15 @@ struct Adjacency {
 }
 
 impl Adjacency {
-    fn new(ceiling: Ceiling) -> Adjacency {
-        Adjacency {
-            right: FxMap::default(),
-            left: FxMap::default(),
-            arena: Vec::new(),
+    /// Empty lists with room for `n` triples.
+    fn with_capacity(ceiling: Ceiling, n: usize) -> Fits<Adjacency> {
+        ceiling.admit(n.saturating_mul(2 * 16 + 2 * 12))?;
+        Ok(Adjacency {
+            right: FxMap::with_capacity_and_hasher(n, Default::default()),
+            left: FxMap::with_capacity_and_hasher(n, Default::default()),
+            arena: Vec::with_capacity(2 * n),
             ceiling,
-        }
+        })
     }
 
     fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) -> Fits {
