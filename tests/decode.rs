@@ -497,3 +497,106 @@ fn with_masks_rejections_never_end_con_minus() {
         );
     }
 }
+
+/// `reference_compat` samples what the authors' loops sample: ids past the
+/// tokenizer, and the mask id, which leaves its position masked.
+#[test]
+fn reference_compat_samples_padding_ids_and_the_mask_id() {
+    let prompt: Vec<u32> = b"Q:".iter().map(|&b| b as u32).collect();
+    for style in [ArchStyle::Dream, ArchStyle::Llada] {
+        for (mask_bias, want) in [(-2.0e4, 258), (0.0, MASK)] {
+            let mut cfg = small(Mode::Vanilla, style, 0);
+            cfg.temperature = 0.0;
+            cfg.reference_compat = true;
+            let mut m = Harsh::new(1);
+            m.bias = vec![(MASK, mask_bias)];
+            let out = decode(&mut m, &Bytes::new(), &special(), None, &prompt, &cfg, None).unwrap();
+            // Ties at 1e4 go to the lowest id, as torch's argmax.
+            assert!(
+                out.tokens[2..].iter().all(|&t| t == want),
+                "{style:?} {:?}",
+                out.tokens
+            );
+            cfg.reference_compat = false;
+            let mut m = Harsh::new(1);
+            m.bias = vec![(MASK, mask_bias)];
+            let out = decode(&mut m, &Bytes::new(), &special(), None, &prompt, &cfg, None).unwrap();
+            assert!(out.tokens[2..]
+                .iter()
+                .all(|&t| t != MASK && (t as usize) < N_TOKENS));
+        }
+    }
+}
+
+/// The authors' `generate.py` asserts that the answer splits into whole
+/// blocks and the steps evenly over them; cdiff's own rules split unevenly.
+#[test]
+fn reference_compat_refuses_llada_uneven_blocks() {
+    let prompt = [b'Q' as u32];
+    for (max_tokens, block_length, steps, ok) in [
+        (16, 8, 8, true),
+        (16, 6, 8, false),
+        (16, 8, 5, false),
+        (16, 16, 3, true),
+    ] {
+        let mut cfg = small(Mode::Vanilla, ArchStyle::Llada, 0);
+        (cfg.max_tokens, cfg.block_length, cfg.steps) = (max_tokens, block_length, steps);
+        let plain = decode(
+            &mut Harsh::new(0),
+            &Bytes::new(),
+            &special(),
+            None,
+            &prompt,
+            &cfg,
+            None,
+        );
+        assert!(plain.is_ok());
+        cfg.reference_compat = true;
+        let r = decode(
+            &mut Harsh::new(0),
+            &Bytes::new(),
+            &special(),
+            None,
+            &prompt,
+            &cfg,
+            None,
+        );
+        match r {
+            Ok(_) => assert!(ok, "{max_tokens}/{block_length}/{steps} accepted"),
+            Err(e) => {
+                assert!(!ok, "{max_tokens}/{block_length}/{steps}: {e}");
+                assert_eq!(e.kind(), ErrorKind::Setting);
+            }
+        }
+    }
+}
+
+/// LLaDA's `confidence_eos_eot_inf` as its code runs at temperature 0: EOS
+/// and end-of-turn are never sampled (cdiff's own rule only commits them
+/// last).
+#[test]
+fn reference_compat_confidence_eos_eot_inf_forbids_both_at_temperature_0() {
+    const EOT: u32 = 200;
+    let prompt = [b'Q' as u32];
+    for compat in [false, true] {
+        let mut cfg = small(Mode::Vanilla, ArchStyle::Llada, 0);
+        cfg.temperature = 0.0;
+        cfg.confidence_eos_eot_inf = true;
+        cfg.end_of_turn = Some(EOT);
+        cfg.reference_compat = compat;
+        let mut m = Harsh::new(2);
+        // The mask and padding ids lose; EOS and EOT win everywhere.
+        m.bias = vec![(MASK, -2.0e4), (EOS, 100.0), (EOT, 50.0)];
+        m.bias.extend((258..WIDTH as u32).map(|i| (i, -2.0e4)));
+        let out = decode(&mut m, &Bytes::new(), &special(), None, &prompt, &cfg, None).unwrap();
+        let answer = &out.tokens[1..];
+        if compat {
+            assert!(
+                !answer.contains(&EOS) && !answer.contains(&EOT),
+                "{answer:?}"
+            );
+        } else {
+            assert!(answer.iter().all(|&t| t == EOS), "{answer:?}");
+        }
+    }
+}

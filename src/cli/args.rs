@@ -326,6 +326,14 @@ pub struct SamplerArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
+    /// Decode exactly as the authors' code (Dream's generation_utils.py,
+    /// LLaDA's generate.py) where cdiff's rules differ: the mask id and ids
+    /// past the tokenizer may be sampled, confidences over the whole
+    /// vocabulary, LLaDA's uneven block splits refused (README: "Reference
+    /// compatibility").
+    #[arg(long)]
+    pub reference_compat: bool,
+
     /// Weights' dtype: f32, bf16 or f16.
     #[arg(long, default_value = "f32")]
     pub dtype: String,

@@ -93,6 +93,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
         .unwrap_or(shipped.map_or(256, |s| s.max_tokens));
     let mut cfg = dlm_config(&a.sampler, loaded.model.arch(), shipped, max_tokens);
     cfg.max_tokens = max_tokens;
+    cfg.end_of_turn = loaded.tokenizer.token_id("<|eot_id|>");
     cfg.prefill = a.prefill.clone().unwrap_or_default().into_bytes();
     cfg.fence = a.fence.clone();
 
@@ -237,6 +238,7 @@ pub(super) fn dlm_config(
     cfg.limit_holes = s.limit_holes;
     cfg.mask_after = s.mask_after.0;
     cfg.seed = s.seed;
+    cfg.reference_compat = s.reference_compat;
     cfg
 }
 

@@ -123,7 +123,8 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             );
         }
         let n = a.hole_tokens * template.n_regions();
-        let cfg = dlm_config(s, loaded.model.arch(), shipped, n);
+        let mut cfg = dlm_config(s, loaded.model.arch(), shipped, n);
+        cfg.end_of_turn = loaded.tokenizer.token_id("<|eot_id|>");
         let prompt = match &a.prompt {
             Some(p) => loaded.chat_prompt_ids(p).map_err(lib_err)?,
             None => Vec::new(),

@@ -63,7 +63,9 @@ use std::time::Instant;
 use candle_core::{DType, Device, Tensor};
 
 use super::canvas::{AnswerView, Layout};
-use super::sample::{allow_only, forbid_specials, Alg, ArchStyle, RowSampler, SampleParams};
+use super::sample::{
+    allow_only, forbid_specials, Alg, ArchStyle, Remasking, RowSampler, SampleParams,
+};
 use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, LladaPlan};
 use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
 use crate::completable::{Constraint, Verdict};
@@ -177,6 +179,13 @@ pub fn decode_answer(
                 "a template token outside the regions is the mask token",
             ));
         }
+    }
+    if cfg.reference_compat && !regions.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Setting,
+            "reference compatibility reproduces the authors' decoding loops, which have no \
+             infilling regions",
+        ));
     }
     if cfg.mode != Mode::Vanilla && constraint.is_none() {
         return Err(Error::new(
@@ -312,6 +321,9 @@ impl<'a> Decoder<'a, '_> {
                     masked0.len()
                 };
                 let plan = LladaPlan::new(plan_len, self.cfg.block_length, steps);
+                if self.cfg.reference_compat {
+                    llada_reference_split(plan_len, self.cfg.block_length, steps)?;
+                }
                 let total = plan.blocks.len() * plan.steps_per_block;
                 let scopes: Vec<Vec<usize>> = plan
                     .blocks
@@ -329,8 +341,14 @@ impl<'a> Decoder<'a, '_> {
                         self.masked_in(block.iter().copied()).len(),
                         plan.steps_per_block,
                     );
+                    // The authors rank every masked position before the
+                    // block's end (a committed mask id stays masked).
+                    let ranked: Vec<usize> = match (self.cfg.reference_compat, block.last()) {
+                        (true, Some(&last)) => (0..=last).collect(),
+                        _ => block.clone(),
+                    };
                     for (i, &k) in counts.iter().enumerate() {
-                        let masked = self.masked_in(block.iter().copied());
+                        let masked = self.masked_in(ranked.iter().copied());
                         let s = b * plan.steps_per_block + i;
                         stop = self.step(s, total, &masked, k)?;
                         if !matches!(stop, Stop::Go) {
@@ -361,6 +379,7 @@ impl<'a> Decoder<'a, '_> {
             let rows = self.logits(masked)?;
             let constrained = self.cfg.mode != Mode::Vanilla;
             let end_ids = [self.special.eos, self.special.pad];
+            let eot = self.cfg.end_of_turn;
             // (position, row, seed, first token, confidence); samplers are
             // dropped and rebuilt from the seed on a rejection, so memory
             // stays O(V) per position in use.
@@ -371,10 +390,27 @@ impl<'a> Decoder<'a, '_> {
                 let sampler = RowSampler::new(&row, &self.params, seed);
                 cands.push((pos, r, seed, sampler.first(), sampler.confidence()));
             }
-            if self.cfg.confidence_eos_eot_inf {
+            if self.cfg.confidence_eos_eot_inf && !self.cfg.reference_compat {
                 for c in &mut cands {
-                    if c.3.is_some_and(|t| end_ids.contains(&t)) {
+                    if c.3.is_some_and(|t| end_ids.contains(&t) || Some(t) == eot) {
                         c.4 = f64::NEG_INFINITY;
+                    }
+                }
+            }
+            if let (Some(eot), true) = (eot, self.eot_out_of_confidence()) {
+                // The authors' literal `confidence_eos_eot_inf` above
+                // temperature 0: the token was drawn with EOS forbidden,
+                // its confidence is a softmax without end-of-turn.
+                for c in &mut cands {
+                    if let Some(t) = c.3 {
+                        let raw: Vec<f32> =
+                            rows.get(c.1).and_then(|x| x.to_vec1()).map_err(model_err)?;
+                        c.4 = softmax_without(
+                            &raw,
+                            t,
+                            eot,
+                            self.cfg.logits_eos_inf.then_some(self.special.eos),
+                        );
                     }
                 }
             }
@@ -459,6 +495,17 @@ impl<'a> Decoder<'a, '_> {
         Ok(stop)
     }
 
+    /// Whether confidences are the authors' literal `confidence_eos_eot_inf`
+    /// ones above temperature 0 (LLaDA, low-confidence remasking): a softmax
+    /// of the raw logits without end-of-turn.
+    fn eot_out_of_confidence(&self) -> bool {
+        self.cfg.reference_compat
+            && self.cfg.confidence_eos_eot_inf
+            && self.cfg.temperature > 0.0
+            && self.cfg.arch_style == ArchStyle::Llada
+            && self.cfg.remasking == Remasking::LowConfidence
+    }
+
     /// Dream `origin`'s quota at step `s`: each of `n_masked` positions
     /// with probability `1 − t_{s+1}/t_s`, all at the last step.
     fn origin_quota(&mut self, ts: &[f32], s: usize, steps: usize, n_masked: usize) -> usize {
@@ -524,11 +571,26 @@ impl<'a> Decoder<'a, '_> {
         constrained: bool,
     ) -> Result<Vec<f32>> {
         let mut row: Vec<f32> = rows.get(r).and_then(|x| x.to_vec1()).map_err(model_err)?;
-        forbid_specials(&mut row, self.special);
-        if self.cfg.logits_eos_inf {
-            if let Some(x) = row.get_mut(self.special.eos as usize) {
+        let compat = self.cfg.reference_compat;
+        if !compat {
+            forbid_specials(&mut row, self.special);
+        }
+        let mut forbid = |id: u32| {
+            if let Some(x) = row.get_mut(id as usize) {
                 *x = f32::NEG_INFINITY;
             }
+        };
+        if self.cfg.logits_eos_inf || (compat && self.cfg.confidence_eos_eot_inf) {
+            forbid(self.special.eos);
+        }
+        if let (true, true, Some(eot)) = (
+            compat && self.cfg.confidence_eos_eot_inf,
+            self.cfg.temperature == 0.0,
+            self.cfg.end_of_turn,
+        ) {
+            // At temperature 0 the authors' noisy logits are the logits
+            // themselves, so end-of-turn is forbidden as a token too.
+            forbid(eot);
         }
         if constrained && self.layout.forced_end(self.answer(), pos) {
             allow_only(&mut row, end_ids);
@@ -791,4 +853,47 @@ impl<'a> Decoder<'a, '_> {
         };
         Ok(self.out)
     }
+}
+
+/// The authors' LLaDA asserts: the answer splits into whole blocks and the
+/// steps evenly over them.
+fn llada_reference_split(gen_length: usize, block_length: usize, steps: usize) -> Result<()> {
+    let blocks = gen_length / block_length.max(1);
+    if !gen_length.is_multiple_of(block_length.max(1))
+        || blocks == 0
+        || !steps.is_multiple_of(blocks)
+    {
+        return Err(Error::new(
+            ErrorKind::Setting,
+            format!(
+                "reference compatibility: LLaDA's generate.py needs the answer length ({gen_length}) \
+                 to be a multiple of the block length ({block_length}) and the steps ({steps}) a \
+                 multiple of the number of blocks"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The probability of `tok` under the softmax of `raw` with `without`
+/// (and `also`, when given) taken out; 0 for those ids themselves.
+fn softmax_without(raw: &[f32], tok: u32, without: u32, also: Option<u32>) -> f64 {
+    let out = |i: usize| i == without as usize || Some(i) == also.map(|a| a as usize);
+    if out(tok as usize) {
+        return 0.0;
+    }
+    let max = raw
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !out(i))
+        .map(|(_, &x)| f64::from(x))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = raw
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !out(i))
+        .map(|(_, &x)| (f64::from(x) - max).exp())
+        .sum();
+    raw.get(tok as usize)
+        .map_or(0.0, |&x| (f64::from(x) - max).exp() / sum)
 }

@@ -13,6 +13,32 @@
 //! completion once rejections run out, so its output is always a word of the
 //! grammar.
 //!
+//! # Reference compatibility
+//!
+//! cdiff deliberately departs from the authors' code (Dream's
+//! `generation_utils.py`, LLaDA's `generate.py`) in a few places; with
+//! [`DecodeConfig::reference_compat`] it does what they do instead:
+//!
+//! | | cdiff | authors (`reference_compat`) |
+//! | --- | --- | --- |
+//! | the mask id and ids past the tokenizer (embedding padding rows) | never sampled | sampled like any id; a committed mask id leaves its position masked, to be predicted again |
+//! | confidences | over the ids that may be sampled (renormalized) | over the whole model vocabulary |
+//! | LLaDA: which masked positions a step ranks | those of the current block | every masked position before the current block's end (earlier blocks' committed mask ids too) |
+//! | LLaDA: answer length not a multiple of the block length, or steps not a multiple of the blocks | a shorter last block; steps divided with at least one per block | refused, as the authors' asserts do |
+//! | LLaDA `confidence_eos_eot_inf` | positions whose token is EOS, padding or end-of-turn are committed last | the code's literal effect: EOS is never sampled and end-of-turn gets probability 0 in the confidence softmax (at temperature 0 it is therefore never sampled either) |
+//! | infilling regions | supported | refused (the authors' loops have no regions) |
+//!
+//! What compatibility cannot reproduce: PyTorch's random numbers (at
+//! temperature > 0, `alg_temp > 0`, `origin` or random remasking the
+//! distributions are the authors' but the draws are cdiff's), and the order
+//! of exactly tied confidences (cdiff takes the earlier position; PyTorch's
+//! CPU `topk` returns ties in an order that depends on its partial-sort
+//! internals and on the canvas length). Dream's softmax and entropy run in
+//! f64 here and in the model's dtype there, so in bf16 (where confidences
+//! are rounded to 8 bits and tie often) decodes can differ; at f32 they are
+//! token-identical to the authors' on the golden fixtures
+//! (`tests/dlm_golden.rs`).
+//!
 //! # Example
 //! ```
 //! use cdiff::decode::{decode, DecodeConfig, Mode};
@@ -99,8 +125,18 @@ pub struct DecodeConfig {
     /// LLaDA's `logits_eos_inf`: EOS is never sampled.
     pub logits_eos_inf: bool,
     /// LLaDA's `confidence_eos_eot_inf`: a position whose sampled token is
-    /// EOS or padding gets the lowest confidence (committed last).
+    /// EOS, padding or [`DecodeConfig::end_of_turn`] gets the lowest
+    /// confidence (committed last). Under
+    /// [`DecodeConfig::reference_compat`], what the authors' code does
+    /// instead (see "Reference compatibility" above).
     pub confidence_eos_eot_inf: bool,
+    /// LLaDA's end-of-turn id (`<|eot_id|>`, 126348 in LLaDA-8B), which
+    /// `confidence_eos_eot_inf` covers besides EOS (`None`: none).
+    pub end_of_turn: Option<u32>,
+    /// Decode exactly as the authors' code does where cdiff's own rules
+    /// differ (see "Reference compatibility" above), so that their published
+    /// numbers can be re-run.
+    pub reference_compat: bool,
     /// LLaDA's block length.
     pub block_length: usize,
     /// LLaDA's remasking rule.
@@ -149,6 +185,8 @@ impl DecodeConfig {
             cfg_scale: 0.0,
             logits_eos_inf: false,
             confidence_eos_eot_inf: false,
+            end_of_turn: None,
+            reference_compat: false,
             block_length: 32,
             remasking: Remasking::LowConfidence,
             max_rejections: 100,
