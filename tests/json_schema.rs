@@ -380,11 +380,11 @@ const SUITE_NOTES: &str = "
   `dependentRequired`, `contains`/`minContains`/`maxContains` (contains schemas that are type
   tests or have a complement), `oneOf` (pairwise disjoint branches, or overlapping ones that have
   complements), `not` and `if`/`then`/`else`
-  (complements of type, integer/null/boolean values, integer bounds, lengths, `required`, `anyOf`
-  of such, one property). Every test of a schema whose keywords are all enforced passes for them
+  (complements of type, integer/null/boolean values, integer bounds, lengths, `multipleOf` (the
+  numbers that are not multiples, without exponent), `required`, `anyOf` of such, one property).
+  Every test of a schema whose keywords are all enforced passes for them
   (last column); the other failures of their files are schemas where a form is reported as not
   enforced:
-  * `contains`: contains schemas without a complement (`{\"multipleOf\": 3}`).
   * `not`: a `not` holding `unevaluatedProperties`.
   * `oneOf`: overlapping branches without a complement (a property's schema beside two declared
     properties), treated as `anyOf` (reported as an approximation).

@@ -449,6 +449,10 @@ fn contains_against_jsonschema() {
         json!({"contains": {"minItems": 1}, "maxContains": 1}),
         json!({"contains": {"if": false, "else": {"type": "null"}}, "minContains": 2}),
         json!({"contains": {"type": "integer"}, "maxContains": 1}),
+        // The numbers that are not multiples (issue 13, suite contains.json).
+        json!({"contains": {"multipleOf": 3}}),
+        json!({"items": {"multipleOf": 2}, "contains": {"multipleOf": 3}}),
+        json!({"contains": {"type": "integer", "multipleOf": 2}, "maxContains": 1}),
     ];
     for s in schemas {
         Case::new(s, &["contains", "minContains", "maxContains"]).check(&texts, 2);
@@ -458,7 +462,7 @@ fn contains_against_jsonschema() {
 #[test]
 fn contains_beyond_type_tests_is_reported() {
     for s in [
-        json!({"contains": {"multipleOf": 3}}),
+        json!({"contains": {"multipleOf": 3, "minimum": 1}}),
         json!({"contains": {"minimum": 2.5}}),
         json!({"contains": {"type": "string"}, "prefixItems": [{"type": "null"}]}),
     ] {
@@ -481,6 +485,8 @@ fn mixed_texts() -> Vec<String> {
         "3.0",
         "2.5",
         "-1",
+        "6",
+        "-4.5",
         r#""a""#,
         r#""b""#,
         r#""ab""#,
@@ -538,6 +544,7 @@ fn one_of_disjoint_against_jsonschema() {
         json!({"oneOf": [{"enum": [1, null]}, {"type": "null"}, {"type": "boolean"}]}),
         json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
         json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"type": "string"}]}),
+        json!({"oneOf": [{"multipleOf": 2}, {"multipleOf": 3}]}),
     ];
     for s in schemas {
         Case::new(s, &["oneOf"]).check(&texts, 3);
@@ -547,7 +554,7 @@ fn one_of_disjoint_against_jsonschema() {
 #[test]
 fn one_of_overlapping_is_reported() {
     for s in [
-        json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"multipleOf": 3}]}),
+        json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"multipleOf": 3, "maximum": 9}]}),
         json!({"oneOf": [{"enum": [1, "a"]}, {"enum": [1.0]}]}),
         json!({"type": "object", "oneOf": [
             {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
@@ -586,6 +593,11 @@ fn not_against_jsonschema() {
         json!({"not": {"type": "object", "properties": {"v": {"$ref": "#/$defs/n"}}}, "$defs": {"n": {"type": "number"}}}),
         json!({"anyOf": [{"not": {}}, {"type": "null"}]}),
         json!({"type": "object", "properties": {"kind": {"not": {"type": ["number", "null"]}}}}),
+        // Numbers that are not multiples, alone and within another step
+        // and bounds (NOT_MULTIPLE_OF).
+        json!({"not": {"multipleOf": 3}}),
+        json!({"not": {"type": "integer", "multipleOf": 2}}),
+        json!({"multipleOf": 0.5, "maximum": 10, "not": {"multipleOf": 1.5}}),
     ];
     for s in schemas {
         Case::new(s, &["not"]).check(&texts, 3);
@@ -626,7 +638,7 @@ fn if_then_else_against_jsonschema() {
 fn not_and_if_without_expressible_complement_are_reported() {
     for (s, k) in [
         (json!({"not": {"const": "a"}}), "not"),
-        (json!({"not": {"multipleOf": 3}}), "not"),
+        (json!({"not": {"multipleOf": 3, "minimum": 1}}), "not"),
         (json!({"not": {"minimum": 2.5}}), "not"),
         (
             json!({"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["v"]}}),

@@ -63,14 +63,16 @@
 //!   integers, `null` and booleans (the open intervals between the
 //!   integers), bounds with integer values (`minimum`, `exclusiveMaximum`,
 //!   …, `minLength`/`maxLength`, `minItems`/`maxItems`: the values beyond
-//!   each bound, and the kinds the bounds do not apply to), `required`,
-//!   `anyOf` of such branches, and one property whose schema has such a
+//!   each bound, and the kinds the bounds do not apply to), `multipleOf`
+//!   (the numbers that are not multiples, `NOT_MULTIPLE_OF`, with the
+//!   schema's own `multipleOf` and bounds when it has one:
+//!   [`multiple::not_pattern`]), `required`, `anyOf` of such branches, and one property whose schema has such a
 //!   complement (`{"properties": {"kind": {"type": "string"}},
 //!   "required": ["kind"]}`). Numbers in these complements are written
 //!   without an exponent, as bounded numbers are. `not: N` becomes
 //!   `allOf: [¬N]`; `if: C, then: T, else: E` becomes `anyOf: [C ∧ T, ¬C
 //!   ∧ E]` (disjoint branches); the other forms (`not` of a string
-//!   `const`, of `multipleOf`, a bound that is not an integer, an `if` on
+//!   `const`, of `multipleOf` beside bounds alone, a bound that is not an integer, an `if` on
 //!   a property's string value, …) and those holding a remote `$ref` are
 //!   reported. Within `allOf`, two `not`s become one `not` of their
 //!   `anyOf`, and conditionals of different subschemas are each rewritten
@@ -382,6 +384,7 @@ const ANNOTATIONS: &[&str] = &[
 const HANDLED: &[&str] = &[
     "type",
     FRACTION_ONLY,
+    NOT_MULTIPLE_OF,
     "properties",
     "required",
     "additionalProperties",
@@ -454,6 +457,11 @@ const FRACTION_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)\.[0-9]+";
 /// name), written without an exponent like bounded numbers. Complements
 /// use it (`not: {type: integer}`).
 const FRACTION_ONLY: &str = "$cdiff:fractionOnly";
+/// A keyword of cdiff's own, only in complements it makes: the numbers
+/// (of the schema's numeric type) that are *not* multiples of its value,
+/// written without an exponent (`not: {multipleOf: 3}`; see
+/// [`multiple::not_pattern`]).
+const NOT_MULTIPLE_OF: &str = "$cdiff:notMultipleOf";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 /// Draft 4 (and 3) integers: no fraction at all (`1.0` is not an integer).
 const INTEGER_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)";
@@ -1493,7 +1501,10 @@ impl<'a> Builder<'a> {
     /// * a conditional whose `if` is `true`/`false`: the complement of the
     ///   branch it picks.
     ///
-    /// `None` otherwise (strings and fractional numbers in `enum`, `multipleOf`,
+    /// * `multipleOf` (with `type`): the other kinds and the numbers that
+    ///   are not multiples ([`NOT_MULTIPLE_OF`]).
+    ///
+    /// `None` otherwise (strings and fractional numbers in `enum`, `multipleOf` with bounds,
     /// `pattern`, …). The complement is taken among the kinds `within`
     /// (those the schema around allows): `not: {type: integer}` inside
     /// `type: [integer, string]` is `type: [string]`.
@@ -1560,6 +1571,22 @@ impl<'a> Builder<'a> {
                 Some(m) => Some(m),
                 None => Some(kinds_schema(all)),
             });
+        }
+        if only(&["type", "multipleOf"]) && c.get("multipleOf").is_some_and(Value::is_number) {
+            // Other kinds than the type's, and its numbers that are not
+            // multiples (the type's non-numbers satisfy `multipleOf`).
+            let numeric = all & ctype & (KIND_INTEGER | KIND_FRACTION);
+            let others = all & !ctype;
+            let mut not_multiple = kinds_schema(numeric);
+            not_multiple.insert(NOT_MULTIPLE_OF.into(), c["multipleOf"].clone());
+            return Ok(Some(match (numeric, others) {
+                (0, _) => kinds_schema(others),
+                (_, 0) => not_multiple,
+                _ => any_of(vec![
+                    Value::Object(kinds_schema(others)),
+                    Value::Object(not_multiple),
+                ]),
+            }));
         }
         if only(&["type", "enum", "const"]) {
             let Some(vals) = listed_values(c) else {
@@ -2969,6 +2996,18 @@ impl<'a> Builder<'a> {
         if fraction_only && integer {
             return Ok(Expr::Alt(Vec::new()));
         }
+        if m.contains_key(NOT_MULTIPLE_OF) {
+            let reason = if fraction_only {
+                "the complement of multipleOf is not combined with non-integers".to_string()
+            } else {
+                match not_multiple_of(m, integer, self.draft4_integers) {
+                    Ok(Some(p)) => return Ok(Expr::Term(self.term("NOT_MULTIPLE", &p))),
+                    Ok(None) => return Ok(Expr::Alt(Vec::new())),
+                    Err(reason) => reason,
+                }
+            };
+            self.report("not", ptr, format!("{reason}; any number kept"), false)?;
+        }
         if fraction_only && m.contains_key("multipleOf") {
             self.report(
                 "multipleOf",
@@ -3689,6 +3728,15 @@ fn multiple_of(
     integer: bool,
     draft4: bool,
 ) -> std::result::Result<Option<String>, String> {
+    let (p, s, lo, hi) = multiple_spec(m)?;
+    multiple::pattern(p, s, integer, integer && draft4, &lo, &hi)
+}
+
+/// The step `p / 10^s` of `m`'s `multipleOf` and its bounds.
+#[allow(clippy::type_complexity)]
+fn multiple_spec(
+    m: &Map<String, Value>,
+) -> std::result::Result<(u128, u32, Vec<multiple::Bound>, Vec<multiple::Bound>), String> {
     let dec = |k: &str| -> std::result::Result<Option<multiple::Decimal>, String> {
         match m.get(k) {
             None | Some(Value::Bool(_)) => Ok(None),
@@ -3715,8 +3763,38 @@ fn multiple_of(
     if let Some(v) = dec("exclusiveMaximum")? {
         hi.push((v, true));
     }
-    multiple::pattern(p, s, integer, integer && draft4, &lo, &hi)
+    Ok((p, s, lo, hi))
 }
+
+/// The numbers (`integer`: integers) that are not multiples of `m`'s
+/// [`NOT_MULTIPLE_OF`] and, when `m` has a `multipleOf`, are in
+/// [`multiple_of`] ([`multiple::not_pattern`]); `Ok(None)` for none.
+/// `Err`: why it is not enforced.
+fn not_multiple_of(
+    m: &Map<String, Value>,
+    integer: bool,
+    draft4: bool,
+) -> std::result::Result<Option<String>, String> {
+    let Some(Value::Number(n)) = m.get(NOT_MULTIPLE_OF) else {
+        return Err("multipleOf is not a number".into());
+    };
+    let d = multiple::Decimal::of(n).ok_or("multipleOf has too many digits")?;
+    let (p, s) = multiple::step(d)?;
+    let spec = if m.contains_key("multipleOf") {
+        Some(multiple_spec(m)?)
+    } else if BOUND_KEYWORDS.iter().any(|k| m.contains_key(*k)) {
+        return Err("the complement of multipleOf is not combined with bounds alone".into());
+    } else {
+        None
+    };
+    let within = spec
+        .as_ref()
+        .map(|(p, s, lo, hi)| (*p, *s, lo.as_slice(), hi.as_slice()));
+    multiple::not_pattern(p, s, integer, integer && draft4, within)
+}
+
+/// The numeric bounds.
+const BOUND_KEYWORDS: [&str; 4] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
 
 /// The `dependentRequired` of schema object `m` (and the draft-7
 /// `dependencies` whose values are all arrays): (trigger, required names).

@@ -527,6 +527,57 @@ pub fn pattern(
     lo: &[Bound],
     hi: &[Bound],
 ) -> Result<Option<String>, String> {
+    match dfa(p, s, integer, no_fraction, lo, hi)? {
+        Some(d) => regex_of(&d.0, &d.1),
+        None => Ok(None),
+    }
+}
+
+/// A multiple of `p / 10^s` that must (`within`: the step and bounds of a
+/// [`pattern`]) or may be any number.
+pub type Within<'a> = Option<(u128, u32, &'a [Bound], &'a [Bound])>;
+
+/// The numbers without exponent (`integer`: the integers) that are not
+/// multiples of `p / 10^s` — the form of `not: {multipleOf: …}` — and,
+/// given `within`, are in that [`pattern`] (`multipleOf: 2` beside
+/// `not: {multipleOf: 3}`).
+///
+/// # Errors
+/// As [`pattern`].
+pub fn not_pattern(
+    p: u128,
+    s: u32,
+    integer: bool,
+    no_fraction: bool,
+    within: Within,
+) -> Result<Option<String>, String> {
+    let Some(not) = dfa(p, s, integer, no_fraction, &[], &[])? else {
+        return Ok(None);
+    };
+    let inside = match within {
+        Some((pa, sa, lo, hi)) => match dfa(pa, sa, integer, no_fraction, lo, hi)? {
+            Some(d) => d,
+            None => return Ok(None),
+        },
+        None => syntax(integer, no_fraction),
+    };
+    let (trans, accepts) = difference(&inside, &not);
+    regex_of(&trans, &accepts)
+}
+
+/// A DFA over [`LETTERS`]: transitions (`state · LETTERS + letter`) and
+/// accepting states; state 0 is dead, state 1 the start.
+type Dfa = (Vec<u32>, Vec<bool>);
+
+/// The DFA of [`pattern`]; `None` when the bounds leave no number.
+fn dfa(
+    p: u128,
+    s: u32,
+    integer: bool,
+    no_fraction: bool,
+    lo: &[Bound],
+    hi: &[Bound],
+) -> Result<Option<Dfa>, String> {
     let (nlo, nhi) = scaled_bounds(lo, hi, s)?;
     if let (Some(a), Some(b)) = (nlo, nhi) {
         if a > b {
@@ -603,9 +654,72 @@ pub fn pattern(
         }
         i += 1;
     }
-    let n = states.len();
-    let class: Vec<u32> = states.iter().map(|s| u32::from(spec.accepts(s))).collect();
-    let block = hopcroft(n, LETTERS, &trans, &class);
+    let accepts: Vec<bool> = states.iter().map(|s| spec.accepts(s)).collect();
+    Ok(Some((trans, accepts)))
+}
+
+/// The numbers without exponent (`integer`: integers; `no_fraction`:
+/// without a fraction part) as a [`Dfa`].
+fn syntax(integer: bool, no_fraction: bool) -> Dfa {
+    // 0 dead, 1 start, 2 sign, 3 lone zero, 4 integer digits, 5 dot,
+    // 6 fraction.
+    let next = |q: u32, letter: usize| -> u32 {
+        let digit = letter < 10;
+        let zero_only = integer && letter != 0;
+        match (q, letter) {
+            (1, 11) => 2,
+            (1 | 2, 0) => 3,
+            (1 | 2, _) if digit => 4,
+            (4, _) if digit => 4,
+            (3 | 4, 10) if !no_fraction => 5,
+            (5 | 6, _) if digit && !zero_only => 6,
+            _ => 0,
+        }
+    };
+    let trans = (0..7u32)
+        .flat_map(|q| (0..LETTERS).map(move |a| next(q, a)))
+        .collect();
+    let accepts = (0..7).map(|q| matches!(q, 3 | 4 | 6)).collect();
+    (trans, accepts)
+}
+
+/// The product DFA accepting what `a` accepts and `b` does not.
+fn difference(a: &Dfa, b: &Dfa) -> Dfa {
+    let mut states: Vec<(u32, u32)> = vec![(0, 0), (1, 1)];
+    let mut index: std::collections::HashMap<(u32, u32), u32> =
+        [((0, 0), 0), ((1, 1), 1)].into_iter().collect();
+    let mut trans = Vec::new();
+    let mut i = 0;
+    while i < states.len() {
+        let (x, y) = states[i];
+        for letter in 0..LETTERS {
+            let nx = a.0[x as usize * LETTERS + letter];
+            // Once `a` is dead nothing is accepted: one dead state.
+            let next = if nx == 0 {
+                (0, 0)
+            } else {
+                (nx, b.0[y as usize * LETTERS + letter])
+            };
+            let id = *index.entry(next).or_insert_with(|| {
+                states.push(next);
+                states.len() as u32 - 1
+            });
+            trans.push(id);
+        }
+        i += 1;
+    }
+    let accepts = states
+        .iter()
+        .map(|&(x, y)| a.1[x as usize] && !b.1[y as usize])
+        .collect();
+    (trans, accepts)
+}
+
+/// The regular expression of the [`Dfa`] `trans`/`accepts`, minimised; `Ok(None)` when its language is empty.
+fn regex_of(trans: &[u32], accepts: &[bool]) -> Result<Option<String>, String> {
+    let n = accepts.len();
+    let class: Vec<u32> = accepts.iter().map(|&a| u32::from(a)).collect();
+    let block = hopcroft(n, LETTERS, trans, &class);
     let blocks = block.iter().map(|&b| b as usize + 1).max().unwrap_or(0);
     let mut btrans = vec![0u32; blocks * LETTERS];
     let mut baccept = vec![false; blocks];
@@ -1009,6 +1123,47 @@ mod tests {
             }
         }
         assert!(checked > 1_000_000);
+    }
+
+    /// `not_pattern` accepts exactly the numbers (integers) without
+    /// exponent that `pattern` without bounds rejects.
+    #[test]
+    fn brute_force_complements() {
+        static JSON: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let json = JSON.get_or_init(|| {
+            regex::Regex::new(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$").expect("valid regex")
+        });
+        let texts = texts();
+        let mut checked = 0;
+        for st in ["1", "2", "3", "5", "10", "0.5", "0.01", "1.5", "4"] {
+            let (p, s) = step(dec(st)).unwrap();
+            for (integer, no_fraction) in [(false, false), (true, false), (true, true)] {
+                let not = not_pattern(p, s, integer, no_fraction, None).unwrap();
+                let m = not.as_deref().map(re);
+                for t in &texts {
+                    let number = json.is_match(t)
+                        && (!integer || Decimal::parse(t).is_some_and(|d| d.exp >= 0))
+                        && (!no_fraction || !t.contains('.'));
+                    let want = number && !oracle(t, p, s, integer, None, None);
+                    let got = m.as_ref().is_some_and(|m| m.is_match(t));
+                    assert_eq!(got, want, "{t} not multipleOf {st} int {integer}: {not:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000);
+        // Within another step and bounds: multiples of 2 in [-7, 250]
+        // that are not multiples of 3.
+        let (lo, hi) = ([(dec("-7"), false)], [(dec("250"), false)]);
+        let (p2, s2) = step(dec("2")).unwrap();
+        let (p3, s3) = step(dec("3")).unwrap();
+        let both = not_pattern(p3, s3, false, false, Some((p2, s2, &lo, &hi))).unwrap();
+        let m = re(both.as_deref().unwrap());
+        for t in &texts {
+            let want = oracle(t, p2, s2, false, Some(-7), Some(250))
+                && !oracle(t, p3, s3, false, None, None);
+            assert_eq!(m.is_match(t), want, "{t}");
+        }
     }
 
     #[test]
