@@ -6,12 +6,11 @@
 //! (`model.layers.N.self_attn.q_proj`, `lm_head`, ...).
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::{
-    embedding, linear, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm, VarBuilder,
-};
+use candle_nn::{embedding, linear, linear_no_bias, Embedding, Linear, VarBuilder};
 use serde::Deserialize;
 
 use super::load::model_err;
+use super::torch_ops::{linear_biased, rms_norm, silu, RmsNorm};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The fields of Dream's Hugging Face `config.json` this implementation uses
@@ -233,11 +232,14 @@ pub(crate) fn rope_tables(
 
 /// Full (non-causal) scaled dot-product attention over `[1, heads, n, d]`
 /// queries and `[1, kv_heads, n, d]` keys/values, with grouped-query sharing
-/// (kv head `j` serves query heads `j * r .. (j + 1) * r`). Scores, softmax
-/// and the weighted sum of values run in f32 whatever the model's dtype, as
-/// PyTorch's fused attention kernels accumulate (rounding the scores and
-/// probabilities to bf16 made cdiff's bf16 error larger than PyTorch's);
-/// only the output is cast back. Returns `[1, n, heads * d]`.
+/// (kv head `j` serves query heads `j * r .. (j + 1) * r`). Scores, their
+/// maximum, `exp(score − max)` and its sum run in f32 whatever the model's
+/// dtype; in bf16/f16 the exponentials are rounded to that dtype before the
+/// weighted sum of values (accumulated in f32, divided by the sum, then
+/// rounded), as PyTorch's fused attention kernels (CPU flash attention,
+/// flash-attention 2) do: with [`super::torch_ops`] this makes cdiff's bf16
+/// logits those of the authors' code (`tests/dlm_golden.rs`). Returns
+/// `[1, n, heads * d]`.
 pub(crate) fn bidirectional_attention(
     q: &Tensor,
     k: &Tensor,
@@ -262,9 +264,18 @@ pub(crate) fn bidirectional_attention(
     let q = f32(q)?;
     let scale = 1.0 / (d as f64).sqrt();
     let scores = (q.matmul(&k.t()?)? * scale)?;
-    let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-    probs
-        .matmul(&v)?
+    if dtype == DType::F32 {
+        return candle_nn::ops::softmax_last_dim(&scores)?
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .reshape((b, n, heads * d));
+    }
+    let max = scores.max_keepdim(candle_core::D::Minus1)?;
+    let e = scores.broadcast_sub(&max)?.exp()?;
+    let sum = e.sum_keepdim(candle_core::D::Minus1)?;
+    let e = e.to_dtype(dtype)?.to_dtype(DType::F32)?;
+    e.matmul(&v)?
+        .broadcast_div(&sum)?
         .to_dtype(dtype)?
         .transpose(1, 2)?
         .reshape((b, n, heads * d))
@@ -303,9 +314,9 @@ impl Attention {
                 .transpose(1, 2)?
                 .contiguous()
         };
-        let q = split(self.q_proj.forward(x)?, self.heads)?;
-        let k = split(self.k_proj.forward(x)?, self.kv_heads)?;
-        let v = split(self.v_proj.forward(x)?, self.kv_heads)?;
+        let q = split(linear_biased(&self.q_proj, x)?, self.heads)?;
+        let k = split(linear_biased(&self.k_proj, x)?, self.kv_heads)?;
+        let v = split(linear_biased(&self.v_proj, x)?, self.kv_heads)?;
         let q = candle_nn::rotary_emb::rope(&q, cos, sin)?;
         let k = candle_nn::rotary_emb::rope(&k, cos, sin)?;
         let y = bidirectional_attention(&q, &k, &v)?;
@@ -330,7 +341,7 @@ impl Mlp {
     }
 
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let gate = candle_nn::ops::silu(&self.gate_proj.forward(x)?)?;
+        let gate = silu(&self.gate_proj.forward(x)?)?;
         self.down_proj.forward(&(gate * self.up_proj.forward(x)?)?)
     }
 }

@@ -7,7 +7,9 @@
 //! `ff_out(silu(ff_proj(x)) * up_proj(x))`, as in LLaDA's `LLaDALlamaBlock`.
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::{embedding, linear_no_bias, rms_norm, Embedding, Linear, RmsNorm, VarBuilder};
+use candle_nn::{embedding, linear_no_bias, Embedding, Linear, VarBuilder};
+
+use super::torch_ops::{rms_norm, silu, RmsNorm};
 use serde::Deserialize;
 
 use super::dream::{
@@ -261,7 +263,7 @@ impl Block {
             .forward(&bidirectional_attention(&q, &k, &v)?)?;
         let x = (x + a)?;
         let h = self.ff_norm.forward(&x)?;
-        let gate = candle_nn::ops::silu(&self.ff_proj.forward(&h)?)?;
+        let gate = silu(&self.ff_proj.forward(&h)?)?;
         let m = self.ff_out.forward(&(gate * self.up_proj.forward(&h)?)?)?;
         x + m
     }
@@ -302,7 +304,7 @@ impl Block {
             .reshape((b, n, self.heads * self.head_dim))?;
         let x = (x + self.attn_out.forward(&ctx)?)?;
         let h = self.ff_norm.forward_diff(&x)?;
-        let gate = candle_nn::ops::silu(&self.ff_proj.forward(&h)?)?;
+        let gate = silu(&self.ff_proj.forward(&h)?)?;
         let m = self.ff_out.forward(&(gate * self.up_proj.forward(&h)?)?)?;
         x + m
     }

@@ -14,6 +14,7 @@ pub mod init_ar;
 pub mod llada;
 pub mod load;
 pub mod tokenizer;
+mod torch_ops;
 pub mod train;
 
 pub use causal::{load_causal, ArFamily, CausalModel, FimFormat, LoadedCausal};
