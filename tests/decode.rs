@@ -571,32 +571,34 @@ fn reference_compat_refuses_llada_uneven_blocks() {
     }
 }
 
-/// LLaDA's `confidence_eos_eot_inf` as its code runs at temperature 0: EOS
-/// and end-of-turn are never sampled (cdiff's own rule only commits them
-/// last).
+/// LLaDA's `confidence_eos_eot_inf` as its code runs: the line comes after
+/// the argmax, so EOS and end-of-turn are still sampled, with confidence 0
+/// (committed when the quota needs them); cdiff's own rule commits them last
+/// too. Either way, where they are the best tokens everywhere the answer is
+/// made of them, and with `logits_eos_inf` EOS is never sampled.
 #[test]
-fn reference_compat_confidence_eos_eot_inf_forbids_both_at_temperature_0() {
+fn reference_compat_confidence_eos_eot_inf_keeps_the_tokens() {
     const EOT: u32 = 200;
     let prompt = [b'Q' as u32];
     for compat in [false, true] {
-        let mut cfg = small(Mode::Vanilla, ArchStyle::Llada, 0);
-        cfg.temperature = 0.0;
-        cfg.confidence_eos_eot_inf = true;
-        cfg.end_of_turn = Some(EOT);
-        cfg.reference_compat = compat;
-        let mut m = Harsh::new(2);
-        // The mask and padding ids lose; EOS and EOT win everywhere.
-        m.bias = vec![(MASK, -2.0e4), (EOS, 100.0), (EOT, 50.0)];
-        m.bias.extend((258..WIDTH as u32).map(|i| (i, -2.0e4)));
-        let out = decode(&mut m, &Bytes::new(), &special(), None, &prompt, &cfg, None).unwrap();
-        let answer = &out.tokens[1..];
-        if compat {
+        for eos_inf in [false, true] {
+            let mut cfg = small(Mode::Vanilla, ArchStyle::Llada, 0);
+            cfg.temperature = 0.0;
+            cfg.confidence_eos_eot_inf = true;
+            cfg.logits_eos_inf = eos_inf;
+            cfg.end_of_turn = Some(EOT);
+            cfg.reference_compat = compat;
+            let mut m = Harsh::new(2);
+            // The mask and padding ids lose; EOS, then EOT, win everywhere.
+            m.bias = vec![(MASK, -2.0e4), (EOS, 100.0), (EOT, 50.0)];
+            m.bias.extend((258..WIDTH as u32).map(|i| (i, -2.0e4)));
+            let out = decode(&mut m, &Bytes::new(), &special(), None, &prompt, &cfg, None).unwrap();
+            let want = if eos_inf { EOT } else { EOS };
             assert!(
-                !answer.contains(&EOS) && !answer.contains(&EOT),
-                "{answer:?}"
+                out.tokens[1..].iter().all(|&t| t == want),
+                "{:?}",
+                out.tokens
             );
-        } else {
-            assert!(answer.iter().all(|&t| t == EOS), "{answer:?}");
         }
     }
 }

@@ -397,20 +397,20 @@ impl<'a> Decoder<'a, '_> {
                     }
                 }
             }
-            if let (Some(eot), true) = (eot, self.eot_out_of_confidence()) {
-                // The authors' literal `confidence_eos_eot_inf` above
-                // temperature 0: the token was drawn with EOS forbidden,
-                // its confidence is a softmax without end-of-turn.
+            if self.literal_eos_eot_confidence() {
+                // The authors' line runs after the argmax: the token stands;
+                // its confidence is the softmax of the logits without
+                // end-of-turn (and, at temperature 0, where the noisy logits
+                // are the logits themselves, without EOS): 0 for those.
+                let mut out: Vec<u32> = eot.into_iter().collect();
+                if self.cfg.temperature == 0.0 || self.cfg.logits_eos_inf {
+                    out.push(self.special.eos);
+                }
                 for c in &mut cands {
                     if let Some(t) = c.3 {
                         let raw: Vec<f32> =
                             rows.get(c.1).and_then(|x| x.to_vec1()).map_err(model_err)?;
-                        c.4 = softmax_without(
-                            &raw,
-                            t,
-                            eot,
-                            self.cfg.logits_eos_inf.then_some(self.special.eos),
-                        );
+                        c.4 = softmax_without(&raw, t, &out);
                     }
                 }
             }
@@ -496,12 +496,10 @@ impl<'a> Decoder<'a, '_> {
     }
 
     /// Whether confidences are the authors' literal `confidence_eos_eot_inf`
-    /// ones above temperature 0 (LLaDA, low-confidence remasking): a softmax
-    /// of the raw logits without end-of-turn.
-    fn eot_out_of_confidence(&self) -> bool {
+    /// ones (LLaDA, low-confidence remasking, reference compatibility).
+    fn literal_eos_eot_confidence(&self) -> bool {
         self.cfg.reference_compat
             && self.cfg.confidence_eos_eot_inf
-            && self.cfg.temperature > 0.0
             && self.cfg.arch_style == ArchStyle::Llada
             && self.cfg.remasking == Remasking::LowConfidence
     }
@@ -575,22 +573,10 @@ impl<'a> Decoder<'a, '_> {
         if !compat {
             forbid_specials(&mut row, self.special);
         }
-        let mut forbid = |id: u32| {
-            if let Some(x) = row.get_mut(id as usize) {
+        if self.cfg.logits_eos_inf {
+            if let Some(x) = row.get_mut(self.special.eos as usize) {
                 *x = f32::NEG_INFINITY;
             }
-        };
-        if self.cfg.logits_eos_inf || (compat && self.cfg.confidence_eos_eot_inf) {
-            forbid(self.special.eos);
-        }
-        if let (true, true, Some(eot)) = (
-            compat && self.cfg.confidence_eos_eot_inf,
-            self.cfg.temperature == 0.0,
-            self.cfg.end_of_turn,
-        ) {
-            // At temperature 0 the authors' noisy logits are the logits
-            // themselves, so end-of-turn is forbidden as a token too.
-            forbid(eot);
         }
         if constrained && self.layout.forced_end(self.answer(), pos) {
             allow_only(&mut row, end_ids);
@@ -875,23 +861,23 @@ fn llada_reference_split(gen_length: usize, block_length: usize, steps: usize) -
     Ok(())
 }
 
-/// The probability of `tok` under the softmax of `raw` with `without`
-/// (and `also`, when given) taken out; 0 for those ids themselves.
-fn softmax_without(raw: &[f32], tok: u32, without: u32, also: Option<u32>) -> f64 {
-    let out = |i: usize| i == without as usize || Some(i) == also.map(|a| a as usize);
-    if out(tok as usize) {
+/// The probability of `tok` under the softmax of `raw` with the ids `out`
+/// taken out; 0 for those ids themselves.
+fn softmax_without(raw: &[f32], tok: u32, out: &[u32]) -> f64 {
+    let kept = |i: usize| !out.iter().any(|&o| o as usize == i);
+    if !kept(tok as usize) {
         return 0.0;
     }
     let max = raw
         .iter()
         .enumerate()
-        .filter(|&(i, _)| !out(i))
+        .filter(|&(i, _)| kept(i))
         .map(|(_, &x)| f64::from(x))
         .fold(f64::NEG_INFINITY, f64::max);
     let sum: f64 = raw
         .iter()
         .enumerate()
-        .filter(|&(i, _)| !out(i))
+        .filter(|&(i, _)| kept(i))
         .map(|(_, &x)| (f64::from(x) - max).exp())
         .sum();
     raw.get(tok as usize)

@@ -25,7 +25,7 @@
 //! | confidences | over the ids that may be sampled (renormalized) | over the whole model vocabulary |
 //! | LLaDA: which masked positions a step ranks | those of the current block | every masked position before the current block's end (earlier blocks' committed mask ids too) |
 //! | LLaDA: answer length not a multiple of the block length, or steps not a multiple of the blocks | a shorter last block; steps divided with at least one per block | refused, as the authors' asserts do |
-//! | LLaDA `confidence_eos_eot_inf` | positions whose token is EOS, padding or end-of-turn are committed last | the code's literal effect: EOS is never sampled and end-of-turn gets probability 0 in the confidence softmax (at temperature 0 it is therefore never sampled either) |
+//! | LLaDA `confidence_eos_eot_inf` | positions whose token is EOS, padding or end-of-turn are committed last | the code's literal effect (its line runs after the argmax): the token stands; confidences are softmax probabilities with end-of-turn (and at temperature 0 EOS too) taken out of the softmax, 0 for those tokens |
 //! | infilling regions | supported | refused (the authors' loops have no regions) |
 //!
 //! What compatibility cannot reproduce: PyTorch's random numbers (at
