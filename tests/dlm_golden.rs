@@ -312,7 +312,7 @@ fn check_decodes(dtype_name: &str, dtype: DType, margin: f64) -> usize {
 #[test]
 fn f32_greedy_decodes_are_the_authors() {
     let ran = check_decodes("f32", DType::F32, 0.0);
-    assert!(ran >= 20, "only {ran} decodes");
+    assert!(ran >= 25, "only {ran} decodes");
 }
 
 /// bf16 decodes, where the references' margins leave room for bf16
