@@ -545,6 +545,9 @@ fn one_of_disjoint_against_jsonschema() {
         json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
         json!({"oneOf": [{"type": "number"}, {"type": "integer"}, {"type": "string"}]}),
         json!({"oneOf": [{"multipleOf": 2}, {"multipleOf": 3}]}),
+        // Properties that allow anything beside `required` (suite oneOf.json).
+        json!({"oneOf": [{"properties": {"kind": true, "w": {}}, "required": ["kind"]},
+                         {"properties": {"v": true}, "required": ["v"]}]}),
     ];
     for s in schemas {
         Case::new(s, &["oneOf"]).check(&texts, 3);

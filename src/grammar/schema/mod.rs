@@ -1525,7 +1525,6 @@ impl<'a> Builder<'a> {
             .filter(|k| !ANNOTATIONS.contains(k))
             .collect();
         let only = |allowed: &[&str]| keys.iter().all(|k| allowed.contains(k));
-        let has = |k: &str| keys.contains(&k);
         let ctype = match c.get("type") {
             Some(t) => type_set(t).iter().fold(0, |a, x| a | kind_of_type(x)),
             None => 0x7f,
@@ -1677,7 +1676,19 @@ impl<'a> Builder<'a> {
         if object_typed {
             branches.push(Value::Object(kinds_schema(all & !KIND_OBJECT)));
         }
-        if only(&["required", "type"]) && has("required") {
+        // `properties` entries that allow anything constrain nothing here
+        // (no `additionalProperties` beside them).
+        let props: Map<String, Value> = match c.get("properties") {
+            None => Map::new(),
+            Some(Value::Object(p)) => p
+                .iter()
+                .filter(|(_, v)| !is_vacuous(v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            Some(_) => return Ok(None),
+        };
+        let props_or_required = only(&["properties", "required", "type"]);
+        if props_or_required && props.is_empty() && !required.is_empty() {
             if required.len() > 8 {
                 return Ok(None);
             }
@@ -1687,10 +1698,7 @@ impl<'a> Builder<'a> {
             }
             return Ok(Some(any_of(branches)));
         }
-        if only(&["properties", "required", "type"]) {
-            let Some(Value::Object(props)) = c.get("properties") else {
-                return Ok(None);
-            };
+        if props_or_required {
             if props.len() != 1 || required.iter().any(|r| !props.contains_key(r)) {
                 return Ok(None);
             }
@@ -3795,6 +3803,16 @@ fn not_multiple_of(
 
 /// The numeric bounds.
 const BOUND_KEYWORDS: [&str; 4] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+
+/// Whether schema `v` allows every value (`true`, `{}`, or only
+/// annotations).
+fn is_vacuous(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::Object(m) => m.keys().all(|k| ANNOTATIONS.contains(&k.as_str())),
+        _ => false,
+    }
+}
 
 /// The `dependentRequired` of schema object `m` (and the draft-7
 /// `dependencies` whose values are all arrays): (trigger, required names).
