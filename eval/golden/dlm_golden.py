@@ -151,8 +151,9 @@ FIXTURES: dict[str, dict] = {
                    "seed": 3027},
     "llada-bf16": {"family": "llada", "dtype": "bf16", "tied": False, "shard": None, "realids": False,
                    "seed": 3001},
-    "llada-realids-bf16": {"family": "llada", "dtype": "bf16", "tied": True, "shard": None, "realids": True,
-                           "seed": 3012, "boost": {"factor": 3.0, "rows": "eos+eot"}},
+    "llada-realids-f32": {"family": "llada", "dtype": "f32", "tied": True, "shard": None, "realids": True,
+                          "seed": 3000, "final_norm_gain": 9.0,
+                          "boost": {"factor": 3.0, "rows": "eos+eot"}},
 }
 # A padding id (>= tokenizer size) whose output row the mask+pad boost scales.
 BOOST_PAD_ID = {"dream": 283, "llada": 279}
@@ -236,8 +237,9 @@ def ids_for(spec: dict) -> dict:
     else:
         if spec["realids"]:
             added = llada_real_added_tokens()
+            # f32 and 126464 rows: hidden 4 keeps the weights at ~2 MB.
             s = {"vocab_size": 126464, "tokenizer_size": max(a["id"] for a in added) + 1,
-                 "hidden": 8, "heads": 2, "kv_heads": 2, "mlp": 16,
+                 "hidden": 4, "heads": 1, "kv_heads": 1, "mlp": 8,
                  "special_tokens": {a["content"]: a["id"] for a in added}}
         else:
             s = {"vocab_size": 288, "tokenizer_size": 256 + len(LLADA_SPECIALS),
@@ -304,6 +306,12 @@ def is_residual_out(family: str, name: str) -> bool:
     return name.endswith(".attn_out.weight") or (".blocks." in name and name.endswith(".ff_out.weight"))
 
 
+def is_query_key(family: str, name: str) -> bool:
+    if family == "dream":
+        return name.endswith(("self_attn.q_proj.weight", "self_attn.k_proj.weight"))
+    return name.endswith((".q_proj.weight", ".k_proj.weight"))
+
+
 def output_matrix(family: str, model) -> torch.Tensor:
     if family == "dream":
         return model.lm_head.weight
@@ -339,7 +347,7 @@ def build_model(spec: dict, seed: int):
         if p.dim() == 1 and not name.endswith(".bias"):  # norm weights (LLaDA: *_norm, ln_f)
             w = 1.0 + AUX_STD * torch.randn(p.shape, generator=g, dtype=torch.float32)
             if name in ("model.norm.weight", "model.transformer.ln_f.weight"):
-                w = w * FINAL_NORM_GAIN
+                w = w * final_norm_gain(spec)
             p.copy_(w)
         elif name.endswith(".bias"):
             p.copy_(AUX_STD * torch.randn(p.shape, generator=g, dtype=torch.float32))
@@ -347,6 +355,8 @@ def build_model(spec: dict, seed: int):
             w = INIT_STD * torch.randn(p.shape, generator=g, dtype=torch.float32)
             if is_residual_out(fam, name):
                 w = w * OUT_GAIN
+            if is_query_key(fam, name):
+                w = w * qk_gain(spec)
             p.copy_(w)
     if spec.get("boost"):
         out = output_matrix(fam, model)
@@ -356,6 +366,14 @@ def build_model(spec: dict, seed: int):
         model = model.to(torch.bfloat16)
     model.eval()
     return model, s
+
+
+def final_norm_gain(spec: dict) -> float:
+    return spec.get("final_norm_gain", FINAL_NORM_GAIN)
+
+
+def qk_gain(spec: dict) -> float:
+    return spec.get("qk_gain", 1.0)
 
 
 def torch_dtype(spec: dict):
@@ -547,7 +565,7 @@ def logit_ids_for(s: dict, logits: torch.Tensor) -> list[int]:
     V = s["vocab_size"]
     if V <= 4096:
         return list(range(V))
-    ids = set(range(512)) | set(s["special_tokens"].values()) | set(range(s["tokenizer_size"], V))
+    ids = set(range(256)) | set(s["special_tokens"].values()) | set(range(s["tokenizer_size"], V))
     top = torch.topk(logits.float(), 8, dim=-1).indices
     ids |= set(int(i) for i in top.flatten())
     return sorted(ids)
@@ -719,6 +737,16 @@ def llada_decode(spec: dict, s: dict, model, prompt_ids: list[int], settings: di
     nb = settings["gen_length"] // settings["block_length"]
     spb = settings["steps"] // nb
     tmargins, rmargins, schedule, committed = [], [], [], []
+    # EOS / EOT (the ids generate.py hard-codes, for realids; the fixture's
+    # own eos / eot ids otherwise) as x0 at a candidate position (masked,
+    # before the block end): proposed (after logits_eos_inf) and raw argmax
+    # (before it).
+    eos, eot = s["eos"], s["eot"]
+    if spec["realids"]:
+        assert (eos, eot) == (LLADA_GENERATE_EOS, LLADA_GENERATE_EOT)
+    proposed = {eos: False, eot: False}
+    raw_eos = False
+    zero_ties = False
     step = 0
     for b in range(nb):
         lo, hi = L + b * settings["block_length"], L + (b + 1) * settings["block_length"]
@@ -731,6 +759,7 @@ def llada_decode(spec: dict, s: dict, model, prompt_ids: list[int], settings: di
                 lg_c, un = torch.chunk(lg, 2, dim=0)
                 lg = un + (cfg + 1) * (lg_c - un)
             lg = lg.clone()
+            raw_x0 = lg.argmax(-1)
             if kw["logits_eos_inf"]:
                 lg[:, :, LLADA_GENERATE_EOS] = -torch.inf
             x0 = lg.argmax(-1)
@@ -743,6 +772,11 @@ def llada_decode(spec: dict, s: dict, model, prompt_ids: list[int], settings: di
             x0p[:, hi:] = -np.inf
             mi = x == mask
             conf = torch.where(mi, x0p, -np.inf)[0]
+            in_scope = mi[0].clone()
+            in_scope[hi:] = False
+            for tid in proposed:
+                proposed[tid] |= bool((x0[0][in_scope] == tid).any())
+            raw_eos |= bool((raw_x0[0][in_scope] == eos).any())
             k = counts[j]
             schedule.append(k)
             sel = torch.topk(conf, k).indices
@@ -754,15 +788,24 @@ def llada_decode(spec: dict, s: dict, model, prompt_ids: list[int], settings: di
                 tmargins.append(top2_gap(seen_by_argmax[0, pz]))
                 committed.append(int(after[pz]))
             cand = conf[torch.isfinite(conf)]
+            assert cand.numel() == int(in_scope.sum())
             g = rank_gap(cand, k)
             if g is not None:
                 rmargins.append(g)
+                v = torch.sort(cand, descending=True).values
+                zero_ties |= bool(v[k - 1] == 0 and v[k] == 0)
             step += 1
     rec = {"settings": {**{k: v for k, v in kw.items() if k != "mask_id"}, "mask_id": s["mask"],
                         "attention_mask": "ones" if am is not None else None},
            "prompt_ids": list(prompt_ids), "output_ids": output, "history": history,
            "transfer_schedule": schedule}
     rec.update(summarize(s, L, output, committed, tmargins, rmargins))
+    rec.update({
+        "proposed_eos_at_any_step": proposed[eos],
+        "proposed_eot_at_any_step": proposed[eot],
+        "raw_argmax_eos_at_any_step": raw_eos,
+        "zero_confidence_ties_at_boundary": zero_ties,
+    })
     return rec
 
 
@@ -897,6 +940,8 @@ def generate_fixture(name: str, out_root: Path) -> None:
         "init_std": INIT_STD,
         "aux_perturbation_std": AUX_STD,
         "residual_out_gain": OUT_GAIN,
+        "final_norm_gain": final_norm_gain(spec),
+        "query_key_gain": qk_gain(spec),
         "boosted_output_rows": ({"rows": boost_rows(spec, s), "factor": spec["boost"]["factor"]}
                                 if spec.get("boost") else None),
         "tied": spec["tied"],
@@ -970,6 +1015,26 @@ def describe(name: str, ref: dict, out: Path) -> None:
 # Seed scan
 # ---------------------------------------------------------------------------
 
+def eos_eot_flags_exercised(prompt_ids: list[int], decs: list[dict]) -> bool:
+    """The realids LLaDA requirement: a plain decode commits EOS or EOT; in
+    each flag decode the flag has something to act on (logits_eos_inf: EOS is
+    the raw argmax at some candidate position and step; confidence_eos_eot_inf:
+    EOS and EOT are both proposed as x0 somewhere, except EOS when
+    logits_eos_inf removes it too); both 16-step flag decodes change the plain
+    16-step output; no decode has two zero confidences straddling a step's
+    selection boundary (torch's topk order on ties would decide)."""
+    plain = decs[0]["output_ids"][len(prompt_ids):]
+    by = {(d["settings"]["logits_eos_inf"], d["settings"]["confidence_eos_eot_inf"]): d for d in decs[4:]}
+    eos_inf, conf_inf, both = by[True, False], by[False, True], by[True, True]
+    return (any(t in (LLADA_GENERATE_EOS, LLADA_GENERATE_EOT) for t in plain)
+            and eos_inf["raw_argmax_eos_at_any_step"]
+            and conf_inf["proposed_eos_at_any_step"] and conf_inf["proposed_eot_at_any_step"]
+            and both["raw_argmax_eos_at_any_step"] and both["proposed_eot_at_any_step"]
+            and eos_inf["output_ids"] != decs[0]["output_ids"]
+            and conf_inf["output_ids"] != decs[0]["output_ids"]
+            and not any(d["zero_confidence_ties_at_boundary"] for d in decs))
+
+
 @torch.no_grad()
 def scan_seeds(name: str, seeds: range) -> None:
     """How FIXTURES' seeds were picked: build the model in memory (as saved),
@@ -993,10 +1058,7 @@ def scan_seeds(name: str, seeds: range) -> None:
         if b and b["rows"] == "mask+pad":
             ok = any(d["commits_forbidden"] for d in decs)
         if b and b["rows"] == "eos+eot":
-            plain = decs[0]["output_ids"][len(prompt_ids):]
-            ok = (any(t in (LLADA_GENERATE_EOS, LLADA_GENERATE_EOT) for t in plain)
-                  and decs[4]["output_ids"] != decs[0]["output_ids"]
-                  and decs[5]["output_ids"] != decs[0]["output_ids"])
+            ok = eos_eot_flags_exercised(prompt_ids, decs)
         nforb = sum(d["commits_forbidden"] for d in decs)
         distinct = min(len(set(d["output_ids"][len(prompt_ids):])) for d in decs)
         if not spec["realids"]:
