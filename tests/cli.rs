@@ -720,3 +720,40 @@ fn check_hole_bytes_refuses_a_ring_closed_in_one_byte() {
     );
     assert!(stdout(&o).contains("holes of at most 1 bytes: not completable"));
 }
+
+/// `--reference-compat` refuses what the authors' loops refuse: LLaDA splits
+/// their asserts reject, infilling regions (exit 2, one line).
+#[test]
+fn reference_compat_refusals() {
+    let e = assert_fails(&cdiff(&[
+        "decode",
+        "--model",
+        "json-tiny",
+        "--grammar",
+        "grammars/json.ebnf",
+        "--mode",
+        "vanilla",
+        "--max-tokens",
+        "48",
+        "--block-length",
+        "20",
+        "--reference-compat",
+        "--quiet",
+    ]));
+    assert!(e.contains("multiple of the block length"), "{e}");
+    let out = temp_dir("compat-mri").join("r.jsonl");
+    let e = assert_fails(&cdiff(&[
+        "eval",
+        "run",
+        "--task",
+        "mri-cpp",
+        "--model",
+        "cpp-tiny",
+        "--limit",
+        "1",
+        "--reference-compat",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(e.contains("DLM tasks"), "{e}");
+}

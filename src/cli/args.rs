@@ -774,6 +774,12 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
 
+    /// Diffusion models on the DLM tasks: decode exactly as the authors'
+    /// code where cdiff's rules differ (as `decode --reference-compat`); the
+    /// MRI tasks (infilling regions) refuse it.
+    #[arg(long)]
+    pub reference_compat: bool,
+
     /// Diffusion models: mask tokens per region.
     #[arg(long, default_value_t = 32)]
     pub hole_tokens: usize,

@@ -188,6 +188,7 @@ pub(super) fn dlm_config(
     cfg.limit_holes = a.limit_holes;
     cfg.mask_after = a.mask_after.0;
     cfg.seed = seed;
+    cfg.reference_compat = a.reference_compat;
     cfg
 }
 
@@ -323,6 +324,13 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
             return super::eval_dlm::run(a)
         }
     };
+    if a.reference_compat {
+        return Err(CliError::Input(
+            "--reference-compat reproduces the authors' decoding loops, which have no infilling \
+             regions: it is for the DLM tasks (json, smiles, dlm-cpp)"
+                .into(),
+        ));
+    }
     let gpath = a
         .grammar
         .clone()

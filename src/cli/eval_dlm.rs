@@ -509,6 +509,7 @@ fn generate(
     );
     cfg.max_tokens = n;
     cfg.prefill = inst.prefill().as_bytes().to_vec();
+    cfg.end_of_turn = m.tokenizer.token_id("<|eot_id|>");
     let den: &mut dyn Denoiser = &mut m.model;
     let o = decode(
         den,
