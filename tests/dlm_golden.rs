@@ -4,7 +4,8 @@
 //! `modeling_llada.py` + `generate.py` (`eval/golden/dlm_golden.py`,
 //! fixtures in `tests/golden/dlm/`), loaded and decoded by cdiff.
 //!
-//! * f32 logits agree to 1e-4 at every position;
+//! * f32 logits agree to 1e-4 (5e-6 of the largest logit where that is
+//!   more) at every position;
 //! * bf16: cdiff's bf16 error against f32 is compared with PyTorch's on the
 //!   same weights;
 //! * greedy decodes under [`DecodeConfig::reference_compat`] are token for
@@ -120,7 +121,7 @@ fn fixtures_cover_both_families_and_their_layouts() {
         "llada-sharded",
         "llada-tied",
         "llada-bf16",
-        "llada-realids-bf16",
+        "llada-realids-f32",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
     }
@@ -150,18 +151,26 @@ fn f32_logits_match_the_authors_code() {
         // them is the f32 reference.
         let key = if bf16 { "logits_f32" } else { "logits" };
         let (max, _) = compare(&got, &f[key], &logit_ids);
-        assert!(max <= 1e-4, "{}: |Δlogit| {max:e}", dir.display());
+        // 1e-4, or 5e-6 of the largest logit where the fixture's gains make
+        // logits large (llada-realids-f32: up to 37).
+        let largest = f[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(f64s)
+            .fold(0f64, |a, x| a.max(x.abs()));
+        let tol = 1e-4f64.max(5e-6 * largest);
+        assert!(max <= tol, "{}: |Δlogit| {max:e} > {tol:e}", dir.display());
         if !bf16 {
             for (i, (g, w)) in got.iter().zip(f64s(&f["logsumexp"])).enumerate() {
                 let d = (log_sum_exp(g) - w).abs();
-                assert!(
-                    d <= 1e-4,
-                    "{}: logsumexp at {i} off by {d:e}",
-                    dir.display()
-                );
+                assert!(d <= tol, "{}: logsumexp at {i} off by {d:e}", dir.display());
             }
         }
-        println!("{}: f32 |Δlogit| ≤ {max:.2e}", dir.display());
+        println!(
+            "{}: f32 |Δlogit| ≤ {max:.2e} (largest logit {largest:.1})",
+            dir.display()
+        );
     }
 }
 
@@ -307,6 +316,34 @@ fn check_decodes(dtype_name: &str, dtype: DType, margin: f64) -> usize {
         }
     }
     ran
+}
+
+/// The LLaDA flags are exercised: in some f32 decode with
+/// `confidence_eos_eot_inf` the authors' code proposed EOS and end-of-turn,
+/// and with `logits_eos_inf` EOS was the raw argmax somewhere.
+#[test]
+fn llada_flags_are_exercised() {
+    let (mut conf, mut eos_inf) = (0, 0);
+    for dir in fixtures() {
+        let r = reference(&dir);
+        if r["dtype"] != "f32" {
+            continue;
+        }
+        for d in r["decodes"].as_array().unwrap() {
+            let s = &d["settings"];
+            let yes = |k: &str| d[k].as_bool() == Some(true);
+            if s["confidence_eos_eot_inf"] == true
+                && yes("proposed_eos_at_any_step")
+                && yes("proposed_eot_at_any_step")
+            {
+                conf += 1;
+            }
+            if s["logits_eos_inf"] == true && yes("raw_argmax_eos_at_any_step") {
+                eos_inf += 1;
+            }
+        }
+    }
+    assert!(conf >= 1 && eos_inf >= 1, "{conf} {eos_inf}");
 }
 
 #[test]

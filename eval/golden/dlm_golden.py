@@ -131,7 +131,12 @@ LLADA_REALIDS_EXTRA = [
 ]
 
 # name -> spec. seed: chosen by --scan-seeds (see scan_seeds). boost: output
-# rows multiplied by `factor` after init (see README).
+# rows multiplied by `factor` (or per row `factors`, from calibrate_eos_eot)
+# after init (see README). final_norm_gain / qk_gain (llada-realids-f32):
+# with hidden 4 and 126464 rows the default gains give near-uniform attention
+# (every masked position predicts almost the same) and probabilities ~1e-5,
+# so f32 confidences of different positions differ by ~1e-6; q/k x5 makes
+# attention position-dependent (RoPE), ln_f x15 makes the softmax peaked.
 FIXTURES: dict[str, dict] = {
     "dream-f32": {"family": "dream", "dtype": "f32", "tied": False, "shard": None, "realids": False,
                   "seed": 2018, "boost": {"factor": 1.5, "rows": "mask+pad"}},
@@ -152,8 +157,8 @@ FIXTURES: dict[str, dict] = {
     "llada-bf16": {"family": "llada", "dtype": "bf16", "tied": False, "shard": None, "realids": False,
                    "seed": 3001},
     "llada-realids-f32": {"family": "llada", "dtype": "f32", "tied": True, "shard": None, "realids": True,
-                          "seed": 3000, "final_norm_gain": 9.0,
-                          "boost": {"factor": 3.0, "rows": "eos+eot"}},
+                          "seed": 3028, "final_norm_gain": 15.0, "qk_gain": 5.0,
+                          "boost": {"rows": "eos+eot", "factors": [8.63, 2.69]}},
 }
 # A padding id (>= tokenizer size) whose output row the mask+pad boost scales.
 BOOST_PAD_ID = {"dream": 283, "llada": 279}
@@ -328,6 +333,35 @@ def boost_rows(spec: dict, s: dict) -> list[int]:
     return [LLADA_GENERATE_EOS, LLADA_GENERATE_EOT]
 
 
+def boost_factors(spec: dict) -> list[float]:
+    """One factor per boost_rows() row: `factor` for all, or `factors`."""
+    b = spec["boost"]
+    return list(b["factors"]) if "factors" in b else [b["factor"]] * 2
+
+
+@torch.no_grad()
+def calibrate_eos_eot(spec: dict, seed: int) -> list[float]:
+    """Per-row factors for the eos+eot boost (how the realids LLaDA factors
+    were chosen): with the rows unscaled, on the prompt followed by 16 masks,
+    the smallest factor that makes the row the argmax at one masked position,
+    times 1.02, rounded up to 0.01 (so EOS / EOT are proposed at a few
+    positions, not everywhere)."""
+    sp = {**spec, "boost": {"rows": "eos+eot", "factors": [1.0, 1.0]}}
+    model, s = build_model(sp, seed)
+    prompt = prompt_ids_from_text(sp, s)
+    lg = raw_logits(model, prompt + [s["mask"]] * 16)[len(prompt):].float()
+    out = []
+    for r in boost_rows(sp, s):
+        base = lg[:, r]
+        other = lg.clone()
+        other[:, r] = -torch.inf
+        best = other.max(-1).values
+        ratio = torch.where(base > 0, best / base, torch.full_like(base, torch.inf))
+        f = float(ratio.min()) * 1.02
+        out.append(float(np.ceil(f * 100) / 100) if np.isfinite(f) else 1.0)
+    return out
+
+
 @torch.no_grad()
 def build_model(spec: dict, seed: int):
     """The authors' class from the config; every parameter then drawn from
@@ -360,8 +394,8 @@ def build_model(spec: dict, seed: int):
             p.copy_(w)
     if spec.get("boost"):
         out = output_matrix(fam, model)
-        for r in boost_rows(spec, s):
-            out[r] *= spec["boost"]["factor"]
+        for r, f in zip(boost_rows(spec, s), boost_factors(spec)):
+            out[r] *= f
     if spec["dtype"] == "bf16":
         model = model.to(torch.bfloat16)
     model.eval()
@@ -942,7 +976,9 @@ def generate_fixture(name: str, out_root: Path) -> None:
         "residual_out_gain": OUT_GAIN,
         "final_norm_gain": final_norm_gain(spec),
         "query_key_gain": qk_gain(spec),
-        "boosted_output_rows": ({"rows": boost_rows(spec, s), "factor": spec["boost"]["factor"]}
+        "boosted_output_rows": ({"rows": boost_rows(spec, s), **({"factors": boost_factors(spec)}
+                                                                 if "factors" in spec["boost"]
+                                                                 else {"factor": spec["boost"]["factor"]})}
                                 if spec.get("boost") else None),
         "tied": spec["tied"],
         "vocab_size": s["vocab_size"],
@@ -1016,22 +1052,17 @@ def describe(name: str, ref: dict, out: Path) -> None:
 # ---------------------------------------------------------------------------
 
 def eos_eot_flags_exercised(prompt_ids: list[int], decs: list[dict]) -> bool:
-    """The realids LLaDA requirement: a plain decode commits EOS or EOT; in
-    each flag decode the flag has something to act on (logits_eos_inf: EOS is
-    the raw argmax at some candidate position and step; confidence_eos_eot_inf:
-    EOS and EOT are both proposed as x0 somewhere, except EOS when
-    logits_eos_inf removes it too); both 16-step flag decodes change the plain
-    16-step output; no decode has two zero confidences straddling a step's
-    selection boundary (torch's topk order on ties would decide)."""
-    plain = decs[0]["output_ids"][len(prompt_ids):]
+    """The realids LLaDA requirement: in each flag decode the flag has
+    something to act on (logits_eos_inf: EOS is the raw argmax at some
+    candidate position and step; confidence_eos_eot_inf: EOS and EOT are both
+    proposed as x0 somewhere, except EOS when logits_eos_inf removes it too);
+    no decode has two zero confidences straddling a step's selection boundary
+    (torch's topk order on ties would decide)."""
     by = {(d["settings"]["logits_eos_inf"], d["settings"]["confidence_eos_eot_inf"]): d for d in decs[4:]}
     eos_inf, conf_inf, both = by[True, False], by[False, True], by[True, True]
-    return (any(t in (LLADA_GENERATE_EOS, LLADA_GENERATE_EOT) for t in plain)
-            and eos_inf["raw_argmax_eos_at_any_step"]
+    return (eos_inf["raw_argmax_eos_at_any_step"]
             and conf_inf["proposed_eos_at_any_step"] and conf_inf["proposed_eot_at_any_step"]
             and both["raw_argmax_eos_at_any_step"] and both["proposed_eot_at_any_step"]
-            and eos_inf["output_ids"] != decs[0]["output_ids"]
-            and conf_inf["output_ids"] != decs[0]["output_ids"]
             and not any(d["zero_confidence_ties_at_boundary"] for d in decs))
 
 
@@ -1042,14 +1073,17 @@ def scan_seeds(name: str, seeds: range) -> None:
     all decodes (the smaller of the two); the tiny fixtures' decodes must each
     have >= 4 distinct answer tokens; boosted mask+pad fixtures must have
     at least one decode whose output holds the mask id or a padding id, and
-    the realids LLaDA fixture at least one decode that commits EOS or EOT and
-    EOS/EOT flags that change some decode."""
+    the realids LLaDA fixture (factors from calibrate_eos_eot per seed)
+    eos_eot_flags_exercised()."""
     spec = FIXTURES[name]
     rows = []
     for seed in seeds:
+        sp = spec
+        if spec.get("boost", {}).get("rows") == "eos+eot":
+            sp = {**spec, "boost": {"rows": "eos+eot", "factors": calibrate_eos_eot(spec, seed)}}
         with tempfile.TemporaryDirectory() as tmp:
-            save_fixture_files(spec, seed, Path(tmp) / name)
-            ref, s = compute_reference(spec, Path(tmp) / name)
+            save_fixture_files(sp, seed, Path(tmp) / name)
+            ref, s = compute_reference(sp, Path(tmp) / name)
         prompt_ids, decs = ref["prompt_ids"], ref["decodes"]
         m = min(min(d["min_token_margin"] for d in decs),
                 min((d["min_rank_margin"] for d in decs if d["min_rank_margin"] is not None), default=9.9))
@@ -1063,14 +1097,14 @@ def scan_seeds(name: str, seeds: range) -> None:
         distinct = min(len(set(d["output_ids"][len(prompt_ids):])) for d in decs)
         if not spec["realids"]:
             ok = ok and distinct >= 4  # no decode stuck on one or two tokens
-        rows.append((ok, m, distinct, seed, nforb))
+        rows.append((ok, m, distinct, seed, nforb, sp.get("boost")))
     # bf16 margins are multiples of bf16 steps (often 0): ties broken by the
     # fewest distinct answer tokens over the decodes (larger is better).
     rows.sort(key=lambda r: (not r[0], -r[1], -r[2]))
     print(name)
-    for ok, m, distinct, seed, nforb in rows[:5]:
+    for ok, m, distinct, seed, nforb, boost in rows[:5]:
         print(f"  seed {seed}: ok {ok}, min margin {m:.4g}, min distinct answer tokens {distinct}, "
-              f"decodes committing forbidden ids {nforb}")
+              f"decodes committing forbidden ids {nforb}" + (f", boost {boost}" if boost else ""))
 
 
 def main() -> int:
