@@ -273,16 +273,19 @@ fn check_decodes(dtype_name: &str, dtype: DType, margin: f64) -> usize {
             let prompt = u32s(&d["prompt_ids"]);
             let want = u32s(&d["output_ids"]);
             let cfg = settings(&r, &d["settings"]);
-            let out = decode(
-                &mut m.model,
-                &m.tokenizer,
-                &m.special,
-                None,
-                &prompt,
-                &cfg,
-                None,
-            )
-            .unwrap_or_else(|e| panic!("{}: {}: {e}", dir.display(), d["settings"]));
+            let mut run = |cfg: &DecodeConfig| {
+                decode(
+                    &mut m.model,
+                    &m.tokenizer,
+                    &m.special,
+                    None,
+                    &prompt,
+                    cfg,
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("{}: {}: {e}", dir.display(), d["settings"]))
+            };
+            let out = run(&cfg);
             assert_eq!(
                 out.tokens,
                 want,
@@ -298,16 +301,7 @@ fn check_decodes(dtype_name: &str, dtype: DType, margin: f64) -> usize {
                 reference_compat: false,
                 ..cfg
             };
-            let out = decode(
-                &mut m.model,
-                &m.tokenizer,
-                &m.special,
-                None,
-                &prompt,
-                &own,
-                None,
-            )
-            .unwrap();
+            let out = run(&own);
             assert!(!out.tokens[prompt.len()..].iter().any(forbidden));
             if commits {
                 assert_ne!(out.tokens, want);
