@@ -9,7 +9,8 @@
 //! `DOCS_FILE` holds one document per line (`.jsonl`: one JSON string per
 //! line). Prints the median check time. Without `FRACTION` each case cuts 1–3
 //! holes; with it, each case masks that fraction of the document's bytes in
-//! 1–8-byte spans (a diffusion canvas, as `cdiff bench --canvas`).
+//! 1–8-byte spans (a diffusion canvas, as `cdiff bench --canvas`). With
+//! `CHECK_LOOP_WITNESS=1` in the environment it runs `completable` instead.
 
 use std::time::Instant;
 
@@ -64,18 +65,24 @@ fn main() {
                 Partial::cut(d, &spans)
             })
             .collect();
+        let witness = std::env::var_os("CHECK_LOOP_WITNESS").is_some_and(|v| v == "1");
         let mut times = Vec::new();
         for _ in 0..rounds {
             for p in &parts {
                 let t = Instant::now();
-                c.check(p).map_err(|e| e.to_string())?;
+                if witness {
+                    c.completable(p).map_err(|e| e.to_string())?;
+                } else {
+                    c.check(p).map_err(|e| e.to_string())?;
+                }
                 times.push(t.elapsed().as_secs_f64() * 1e6);
             }
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "{} checks: median {:.1} µs, p90 {:.1} µs",
+            "{} {}: median {:.1} µs, p90 {:.1} µs",
             times.len(),
+            if witness { "completables" } else { "checks" },
             times[times.len() / 2],
             times[times.len() * 9 / 10]
         );

@@ -56,7 +56,7 @@ pub(crate) fn witness(
     // several times, a sixth of a canvas witness.
     let hint = chart.n_done.min(PRESIZE_MAX);
     let mut queue = Queue::with_capacity(ceiling, 2 * hint)?;
-    let mut adj = Adjacency::with_capacity(ceiling, hint)?;
+    let mut adj = Adjacency::with_capacity(ceiling, hint, dfa.len(), g.by_unit.len())?;
     let mut is_start = vec![false; dfa.len()];
     for s in dfa.closure(&[dfa.start]) {
         is_start[s as usize] = true;
@@ -105,7 +105,7 @@ pub(crate) fn witness(
             }
         }
         for &(a, y) in &g.by_left[x as usize] {
-            let mut i = adj.right.get(&side(q, y)).copied().unwrap_or(NIL);
+            let mut i = adj.right.head(q, y);
             while i != NIL {
                 budget.spend(1)?;
                 let (r, c2, next) = adj.arena[i as usize];
@@ -117,7 +117,7 @@ pub(crate) fn witness(
             }
         }
         for &(a, w) in &g.by_right[x as usize] {
-            let mut i = adj.left.get(&side(p, w)).copied().unwrap_or(NIL);
+            let mut i = adj.left.head(p, w);
             while i != NIL {
                 budget.spend(1)?;
                 let (o, c2, next) = adj.arena[i as usize];
@@ -279,20 +279,90 @@ impl Queue {
 /// Finalised triples as linked lists in one arena, per `(p, X)` to the right
 /// and per `(q, X)` to the left: no allocation per key.
 struct Adjacency {
-    right: FxMap<u64, u32>,
-    left: FxMap<u64, u32>,
+    right: Lists,
+    left: Lists,
     /// `(other state, cost, next)`.
     arena: Vec<(u32, u32, u32)>,
     ceiling: Ceiling,
 }
 
+/// The most `(state, symbol)` list heads kept in a plain array (16 MiB,
+/// allocated zeroed, so only the pages used are ever touched); larger
+/// searches hash them.
+const DENSE_LISTS: u64 = 1 << 22;
+
+/// The most array slots per expected entry for [`Lists`] to be an array.
+const DENSE_SPREAD: u64 = 32;
+
+/// List heads by `(state, symbol)`: an array (entry + 1; 0 is empty) when
+/// small enough, else a hash map.
+enum Lists {
+    Dense { heads: Vec<u32>, states: u64 },
+    Sparse(FxMap<u64, u32>),
+}
+
+impl Lists {
+    fn new(ceiling: Ceiling, n: usize, states: usize, symbols: usize) -> Fits<Lists> {
+        let bound = states as u64 * symbols as u64;
+        // An array only where the search fills a fair share of it (JSON and
+        // SMILES canvases: one entry per 5-10 slots; C++ grammars have
+        // fifteen times more symbols, one per 250, and there the zeroed
+        // pages cost more than hashing); within a tight memory ceiling,
+        // hash rather than fail.
+        let dense = bound <= DENSE_LISTS
+            && bound <= DENSE_SPREAD * n.max(1024) as u64
+            && ceiling.admit(bound as usize * 4).is_ok();
+        if dense {
+            Ok(Lists::Dense {
+                heads: vec![0; bound as usize],
+                states: states as u64,
+            })
+        } else {
+            ceiling.admit(n.saturating_mul(16))?;
+            Ok(Lists::Sparse(FxMap::with_capacity_and_hasher(
+                n,
+                Default::default(),
+            )))
+        }
+    }
+
+    /// The first entry of the list of `(s, x)`, or [`NIL`].
+    #[inline]
+    fn head(&self, s: u32, x: u32) -> u32 {
+        match self {
+            Lists::Dense { heads, states } => {
+                heads[(x as u64 * states + s as u64) as usize].wrapping_sub(1)
+            }
+            Lists::Sparse(m) => m.get(&side(s, x)).copied().unwrap_or(NIL),
+        }
+    }
+
+    /// Puts entry `e` first in the list of `(s, x)`; returns the old head.
+    fn push(&mut self, s: u32, x: u32, e: u32, ceiling: Ceiling) -> Fits<u32> {
+        match self {
+            Lists::Dense { heads, states } => {
+                let h = &mut heads[(x as u64 * *states + s as u64) as usize];
+                let old = h.wrapping_sub(1);
+                *h = e + 1;
+                Ok(old)
+            }
+            Lists::Sparse(m) => {
+                ceiling.room_in_map(m)?;
+                let h = m.entry(side(s, x)).or_insert(NIL);
+                Ok(std::mem::replace(h, e))
+            }
+        }
+    }
+}
+
 impl Adjacency {
-    /// Empty lists with room for `n` triples.
-    fn with_capacity(ceiling: Ceiling, n: usize) -> Fits<Adjacency> {
-        ceiling.admit(n.saturating_mul(2 * 16 + 2 * 12))?;
+    /// Empty lists with room for `n` triples, over `states` automaton
+    /// states and `symbols` grammar symbols.
+    fn with_capacity(ceiling: Ceiling, n: usize, states: usize, symbols: usize) -> Fits<Adjacency> {
+        ceiling.admit(n.saturating_mul(2 * 12))?;
         Ok(Adjacency {
-            right: FxMap::with_capacity_and_hasher(n, Default::default()),
-            left: FxMap::with_capacity_and_hasher(n, Default::default()),
+            right: Lists::new(ceiling, n, states, symbols)?,
+            left: Lists::new(ceiling, n, states, symbols)?,
             arena: Vec::with_capacity(2 * n),
             ceiling,
         })
@@ -301,14 +371,10 @@ impl Adjacency {
     fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) -> Fits {
         let n = self.arena.len() as u32;
         self.ceiling.reserve(&mut self.arena, 2)?;
-        self.ceiling.room_in_map(&self.right)?;
-        self.ceiling.room_in_map(&self.left)?;
-        let r = self.right.entry(side(p, x)).or_insert(NIL);
-        self.arena.push((q, cost, *r));
-        *r = n;
-        let l = self.left.entry(side(q, x)).or_insert(NIL);
-        self.arena.push((p, cost, *l));
-        *l = n + 1;
+        let r = self.right.push(p, x, n, self.ceiling)?;
+        self.arena.push((q, cost, r));
+        let l = self.left.push(q, x, n + 1, self.ceiling)?;
+        self.arena.push((p, cost, l));
         Ok(())
     }
 }
