@@ -67,7 +67,7 @@ pub struct Config {
     /// times the time of [`Constraint::check`] instead.
     pub witness_effort: u64,
     /// [`Config::witness_effort`] for partial outputs with more than
-    /// [`FEW_HOLES`] holes (a diffusion canvas). Default 0: the search stops
+    /// 8 holes (a diffusion canvas). Default 0: the search stops
     /// at its first derivation. With the multiple of 2, JSON and SMILES
     /// canvases of 1 and 4 KB with 30 % of their bytes masked reached the
     /// fixpoint in none of 80 cases, and `completable` took 2.7–6.3 times

@@ -2,7 +2,7 @@
 //!
 //! A *partial output* is text with holes, `x1 □ x2 □ … □ xn`. It is
 //! *completable* for a grammar iff some fill of the holes gives a text whose
-//! maximal-munch lexing is a word of the grammar. [`completable`] decides it
+//! maximal-munch lexing is a word of the grammar. [`completable`](fn@completable) decides it
 //! exactly and returns a witness completion; [`Constraint`] is the compiled
 //! form for repeated checks.
 //!
