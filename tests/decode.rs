@@ -541,27 +541,20 @@ fn reference_compat_refuses_llada_uneven_blocks() {
     ] {
         let mut cfg = small(Mode::Vanilla, ArchStyle::Llada, 0);
         (cfg.max_tokens, cfg.block_length, cfg.steps) = (max_tokens, block_length, steps);
-        let plain = decode(
-            &mut Harsh::new(0),
-            &Bytes::new(),
-            &special(),
-            None,
-            &prompt,
-            &cfg,
-            None,
-        );
-        assert!(plain.is_ok());
+        let run = |cfg: &DecodeConfig| {
+            decode(
+                &mut Harsh::new(0),
+                &Bytes::new(),
+                &special(),
+                None,
+                &prompt,
+                cfg,
+                None,
+            )
+        };
+        assert!(run(&cfg).is_ok());
         cfg.reference_compat = true;
-        let r = decode(
-            &mut Harsh::new(0),
-            &Bytes::new(),
-            &special(),
-            None,
-            &prompt,
-            &cfg,
-            None,
-        );
-        match r {
+        match run(&cfg) {
             Ok(_) => assert!(ok, "{max_tokens}/{block_length}/{steps} accepted"),
             Err(e) => {
                 assert!(!ok, "{max_tokens}/{block_length}/{steps}: {e}");
