@@ -25,18 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import safetensors
-import tokenizers
 import torch
 import transformers
-from safetensors import safe_open
+
+from common import bytes_to_unicode, tensor_inventory, versions
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import (
     AutoModelForCausalLM,
@@ -76,21 +74,6 @@ DEEPSEEK_BEGIN = "<\uff5cfim\u2581begin\uff5c>"
 DEEPSEEK_END = "<\uff5cfim\u2581end\uff5c>"
 
 
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable unicode character map."""
-    bs = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
-        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
-    )
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
 
 
 # ---------------------------------------------------------------------------
@@ -528,25 +511,8 @@ def compute_reference(model, prompt_ids: list[int]) -> dict:
     }
 
 
-def tensor_inventory(out: Path) -> dict:
-    inv = {}
-    for f in sorted(out.glob("*.safetensors")):
-        with safe_open(str(f), framework="pt") as st:
-            for k in st.keys():
-                sl = st.get_slice(k)
-                inv[k] = {"dtype": sl.get_dtype(), "shape": list(sl.get_shape()), "file": f.name}
-    return dict(sorted(inv.items()))
 
 
-def versions() -> dict:
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "tokenizers": tokenizers.__version__,
-        "safetensors": safetensors.__version__,
-        "numpy": np.__version__,
-    }
 
 
 def generate_family(name: str, out_root: Path) -> dict:
