@@ -64,7 +64,7 @@ use candle_core::{DType, Device, Tensor};
 
 use super::canvas::{AnswerView, Layout};
 use super::sample::{
-    allow_only, forbid_specials, Alg, ArchStyle, Remasking, RowSampler, SampleParams,
+    allow_only, forbid_specials, normalize_log, Alg, ArchStyle, Remasking, RowSampler, SampleParams,
 };
 use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, LladaPlan};
 use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
@@ -864,22 +864,12 @@ fn llada_reference_split(gen_length: usize, block_length: usize, steps: usize) -
 /// The probability of `tok` under the softmax of `raw` with the ids `out`
 /// taken out; 0 for those ids themselves.
 fn softmax_without(raw: &[f32], tok: u32, out: &[u32]) -> f64 {
-    let kept = |i: usize| !out.iter().any(|&o| o as usize == i);
-    if !kept(tok as usize) {
-        return 0.0;
+    let mut logp: Vec<f64> = raw.iter().map(|&x| f64::from(x)).collect();
+    for &o in out {
+        if let Some(x) = logp.get_mut(o as usize) {
+            *x = f64::NEG_INFINITY;
+        }
     }
-    let max = raw
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| kept(i))
-        .map(|(_, &x)| f64::from(x))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let sum: f64 = raw
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| kept(i))
-        .map(|(_, &x)| (f64::from(x) - max).exp())
-        .sum();
-    raw.get(tok as usize)
-        .map_or(0.0, |&x| (f64::from(x) - max).exp() / sum)
+    normalize_log(&mut logp);
+    logp.get(tok as usize).map_or(0.0, |x| x.exp())
 }

@@ -358,7 +358,7 @@ fn top_k(logp: &[f64], ids: Vec<u32>, k: usize) -> Vec<u32> {
 
 /// Subtracts the log-sum-exp, turning logits into log-probabilities
 /// (−∞ stays −∞).
-fn normalize_log(x: &mut [f64]) {
+pub(crate) fn normalize_log(x: &mut [f64]) {
     let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if max == f64::NEG_INFINITY {
         return;
