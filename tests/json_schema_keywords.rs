@@ -879,3 +879,97 @@ fn many_conditionals_in_all_of_are_reported_past_the_branch_limit() {
         }
     }
 }
+
+#[test]
+fn unevaluated_properties_against_jsonschema() {
+    let texts = object_texts(&["a", "bb", "ccc", "x"], 3);
+    let schemas = [
+        json!({"unevaluatedProperties": false}),
+        json!({"properties": {"a": {"type": "integer"}}, "unevaluatedProperties": false}),
+        json!({"properties": {"a": {}}, "allOf": [{"properties": {"bb": {"type": "string"}}}], "unevaluatedProperties": false}),
+        json!({"$ref": "#/$defs/base", "properties": {"x": {}}, "unevaluatedProperties": {"type": "string"},
+               "$defs": {"base": {"properties": {"a": {}}}}}),
+        // The inner one sees only its own members.
+        json!({"allOf": [{"properties": {"a": {}}, "unevaluatedProperties": false}], "properties": {"bb": {}}}),
+        // An inner `true` evaluates every member.
+        json!({"allOf": [{"properties": {"a": {}}, "unevaluatedProperties": true}], "unevaluatedProperties": false}),
+        json!({"properties": {"a": {}}, "additionalProperties": {"type": "integer"}, "unevaluatedProperties": false}),
+        // Disjoint branches (by the value of x): each sees its own members.
+        json!({"anyOf": [{"type": "object", "properties": {"x": {"const": 1}, "a": {}}, "required": ["x"]},
+                         {"type": "object", "properties": {"x": {"const": "s"}, "bb": {}}, "required": ["x"]}],
+               "unevaluatedProperties": false}),
+        // One branch always matches and names every member the others do.
+        json!({"anyOf": [true, {"properties": {"a": true}}], "unevaluatedProperties": false}),
+        json!({"oneOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                         {"properties": {"a": {"type": "string"}}, "required": ["a"]}],
+               "unevaluatedProperties": false}),
+        // additionalProperties does not look into allOf either.
+        json!({"allOf": [{"properties": {"a": {}}}], "additionalProperties": {"type": "string"}}),
+        json!({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}], "properties": {"bb": {}}}),
+        // The complement: an object with an undeclared member (EXTRA_MEMBER).
+        json!({"not": {"anyOf": [true, {"properties": {"a": true}}], "unevaluatedProperties": false}}),
+        json!({"type": "object", "not": {"properties": {"a": true, "bb": {}}, "additionalProperties": false}}),
+    ];
+    for s in schemas {
+        Case::new(
+            s,
+            &[
+                "unevaluatedProperties",
+                "additionalProperties",
+                "allOf",
+                "not",
+            ],
+        )
+        .check(&texts, 3);
+    }
+}
+
+#[test]
+fn unevaluated_items_against_jsonschema() {
+    let texts = array_texts(&["1", r#""s""#, "null"], 3);
+    let schemas = [
+        json!({"unevaluatedItems": false}),
+        json!({"prefixItems": [{"type": "integer"}], "unevaluatedItems": {"type": "string"}}),
+        json!({"allOf": [{"prefixItems": [{}, {"type": "null"}]}], "unevaluatedItems": false}),
+        json!({"allOf": [{"prefixItems": [{}], "unevaluatedItems": false}], "prefixItems": [{}, {}]}),
+        json!({"allOf": [{"prefixItems": [{}], "unevaluatedItems": true}], "unevaluatedItems": false}),
+        // Items matching `contains` are evaluated by it.
+        json!({"contains": {"type": "integer"}, "unevaluatedItems": {"type": "null"}}),
+        json!({"prefixItems": [{}], "items": {"type": "integer"}, "unevaluatedItems": false}),
+        // items does not look into allOf either.
+        json!({"prefixItems": [{"type": "string"}], "allOf": [{"items": {"type": ["string", "null"]}}]}),
+    ];
+    for s in schemas {
+        Case::new(s, &["unevaluatedItems", "items", "allOf"]).check(&texts, 3);
+    }
+}
+
+#[test]
+fn unevaluated_beside_overlapping_branches_or_conditionals_is_reported() {
+    for (s, k) in [
+        (
+            json!({"anyOf": [{"properties": {"a": {}}}, {"properties": {"b": {}}}], "unevaluatedProperties": false}),
+            "unevaluatedProperties",
+        ),
+        (
+            json!({"if": {"properties": {"a": {"const": 1}}}, "then": {"properties": {"b": {}}}, "unevaluatedProperties": false}),
+            "unevaluatedProperties",
+        ),
+        (
+            json!({"anyOf": [{"prefixItems": [{}]}, {"prefixItems": [{}, {}]}], "unevaluatedItems": false}),
+            "unevaluatedItems",
+        ),
+    ] {
+        let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+        assert!(notes.iter().any(|n| n.keyword == k), "{s}: {notes:?}");
+    }
+    // Beside an applicator this does not follow: not enforced, and said so.
+    let s = json!({"dependentSchemas": {"a": {"properties": {"b": {}}}}, "unevaluatedProperties": false});
+    let (_, notes) = json_schema_to_grammar(&s, &SchemaOptions::default()).unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.keyword == "unevaluatedProperties" && !n.approximate),
+        "{notes:?}"
+    );
+}

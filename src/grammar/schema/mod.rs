@@ -139,8 +139,21 @@
 //!   one), `minProperties` reported as approximate (a repeated extra key
 //!   counts once per occurrence, so `{"k":0,"k":0}` has two members here).
 //!
+//! * `unevaluatedProperties` / `unevaluatedItems` where the members and
+//!   items they apply to follow from the schema: beside `properties`,
+//!   `patternProperties`, `prefixItems`, `contains` and through `$ref` /
+//!   `allOf` (nested ones see only their own subschema), and beside
+//!   `anyOf`/`oneOf` whose branches are disjoint, name the same members,
+//!   or include one that accepts everything and names all the others do;
+//!   see the source of the `unevaluated` submodule. Beside overlapping branches they are approximated
+//!   (reported); beside `not`/`if` approximated, beside `dependentSchemas`
+//!   not enforced (reported).
+//! * `additionalProperties` and `items` of a schema merged with `allOf`
+//!   subschemas apply to the members and items only those declare (a
+//!   subschema's do not see the others' `properties`): exact.
+//!
 //! Everything else that constrains (`uniqueItems`, `patternProperties`, `dependentSchemas`,
-//! `unevaluated*`, …) is not enforced:
+//! …) is not enforced:
 //! it is an error with [`SchemaOptions::strict`], otherwise it is listed in
 //! the returned [`Unenforced`] entries (`cdiff check --explain` prints them).
 //! Annotations (`title`, `description`, `default`, `examples`, `$schema`,
@@ -243,6 +256,7 @@ pub mod format;
 pub mod multiple;
 pub mod number;
 pub mod regex;
+mod unevaluated;
 
 use std::collections::{HashMap, HashSet};
 
@@ -385,6 +399,7 @@ const HANDLED: &[&str] = &[
     "type",
     FRACTION_ONLY,
     NOT_MULTIPLE_OF,
+    EXTRA_MEMBER,
     "properties",
     "required",
     "additionalProperties",
@@ -413,6 +428,8 @@ const HANDLED: &[&str] = &[
     "contains",
     "minContains",
     "maxContains",
+    "unevaluatedProperties",
+    "unevaluatedItems",
 ];
 
 /// Known keywords that constrain and are not enforced.
@@ -427,8 +444,6 @@ const NOT_ENFORCED: &[&str] = &[
     "maxProperties",
     "dependentSchemas",
     "dependencies",
-    "unevaluatedItems",
-    "unevaluatedProperties",
     "$dynamicRef",
     "$recursiveRef",
     "$recursiveAnchor",
@@ -462,6 +477,10 @@ const FRACTION_ONLY: &str = "$cdiff:fractionOnly";
 /// written without an exponent (`not: {multipleOf: 3}`; see
 /// [`multiple::not_pattern`]).
 const NOT_MULTIPLE_OF: &str = "$cdiff:notMultipleOf";
+/// A keyword of cdiff's own, only in complements it makes: the objects
+/// with at least one member whose name is not in its list (`not:
+/// {properties: {a: true}, additionalProperties: false}`).
+const EXTRA_MEMBER: &str = "$cdiff:extraMemberNotIn";
 const INTEGER_RE: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
 /// Draft 4 (and 3) integers: no fraction at all (`1.0` is not an integer).
 const INTEGER_RE_DRAFT4: &str = r"-?(?:0|[1-9][0-9]*)";
@@ -983,6 +1002,12 @@ impl<'a> Builder<'a> {
         mut b: Map<String, Value>,
         ptr: &str,
     ) -> Result<Map<String, Value>> {
+        // `b`'s own unevaluated* see only its members, not `a`'s.
+        self.localize_unevaluated(&mut b, ptr)?;
+        // Each side's additionalProperties / items apply to the members and
+        // items only the other side declares.
+        widen_for_merge(&mut a, &b);
+        widen_for_merge(&mut b, &a);
         let conditional = |m: &Map<String, Value>| CONDITIONAL.iter().any(|k| m.contains_key(*k));
         if conditional(&a) && conditional(&b) {
             // `if`/`then`/`else` of two schemas do not combine (a `then`
@@ -1122,10 +1147,47 @@ impl<'a> Builder<'a> {
                     }
                     Value::Array(out)
                 }
+                "prefixItems" if x.is_array() && y.is_array() => {
+                    // Equal lengths after widening: item by item.
+                    let (xs, ys) = (x.as_array().cloned(), y.as_array().cloned());
+                    let (xs, ys) = (xs.unwrap_or_default(), ys.unwrap_or_default());
+                    Value::Array(
+                        xs.into_iter()
+                            .zip(ys)
+                            .map(|(p, q)| {
+                                if p == q {
+                                    p
+                                } else {
+                                    serde_json::json!({ "allOf": [p, q] })
+                                }
+                            })
+                            .collect(),
+                    )
+                }
                 "items" | "additionalProperties" | "additionalItems"
                     if !x.is_array() && !y.is_array() =>
                 {
                     serde_json::json!({ "allOf": [x, y] })
+                }
+                // An undeclared member of both lists: one outside the
+                // larger list, when one list holds the other.
+                EXTRA_MEMBER if x.is_array() && y.is_array() => {
+                    let (xs, ys) = (x.as_array().cloned(), y.as_array().cloned());
+                    let (xs, ys) = (xs.unwrap_or_default(), ys.unwrap_or_default());
+                    if ys.iter().all(|n| xs.contains(n)) {
+                        x
+                    } else if xs.iter().all(|n| ys.contains(n)) {
+                        y
+                    } else {
+                        self.report(
+                            "not",
+                            ptr,
+                            "two complements of additionalProperties: false over different \
+                             names are not combined; the first is kept",
+                            true,
+                        )?;
+                        x
+                    }
                 }
                 // Neither one nor the other.
                 "not" => serde_json::json!({ "anyOf": [x, y] }),
@@ -1178,6 +1240,7 @@ impl<'a> Builder<'a> {
 
     fn object_schema_inner(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
         if let Some(rewritten) = self.rewrite_not_if(m, ptr)? {
+            self.check_unevaluated_conditionals(m, ptr)?;
             // Built within REWRITE_RULES more rules; past that (or another
             // size limit) undone, and `not`/`if` reported below instead.
             let snap = self.snapshot();
@@ -1277,6 +1340,11 @@ impl<'a> Builder<'a> {
                     true,
                 )?;
             }
+            if siblings.contains_key("unevaluatedProperties")
+                || siblings.contains_key("unevaluatedItems")
+            {
+                self.unevaluated_beside_branches(&siblings, &lists, exclusive, ptr)?;
+            }
             let has_siblings = siblings.keys().any(|k| !ANNOTATIONS.contains(&k.as_str()));
             let mut branches: Vec<(Value, String)> = Vec::new();
             if lists.len() == 2 {
@@ -1306,6 +1374,17 @@ impl<'a> Builder<'a> {
             }
             return Ok(Expr::Alt(alts));
         }
+        // unevaluated*: with the applicators resolved, the members and
+        // items they apply to are those the other keywords leave.
+        let localized;
+        let m = if m.contains_key("unevaluatedProperties") || m.contains_key("unevaluatedItems") {
+            let mut c = m.clone();
+            self.localize_unevaluated(&mut c, ptr)?;
+            localized = c;
+            &localized
+        } else {
+            m
+        };
         // The allowed types.
         let types: Vec<String> = match m.get("type") {
             None => TYPES.iter().map(|s| s.to_string()).collect(),
@@ -1534,6 +1613,9 @@ impl<'a> Builder<'a> {
             m.insert("anyOf".into(), Value::Array(branches));
             m
         };
+        if c.contains_key("unevaluatedProperties") || c.contains_key("unevaluatedItems") {
+            return self.negate_unevaluated(c, within, ptr, depth);
+        }
         if only(&["type"]) {
             return Ok(Some(kinds_schema(all & !ctype)));
         }
@@ -1687,6 +1769,22 @@ impl<'a> Builder<'a> {
                 .collect(),
             Some(_) => return Ok(None),
         };
+        if only(&["properties", "additionalProperties", "type"])
+            && c.get("additionalProperties") == Some(&Value::Bool(false))
+            && props.is_empty()
+        {
+            // Only declared members, each with any value: the complement is
+            // the objects with an undeclared one.
+            let names: Vec<Value> = c
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(|k| Value::String(k.clone())).collect())
+                .unwrap_or_default();
+            let mut extra = kinds_schema(KIND_OBJECT & all);
+            extra.insert(EXTRA_MEMBER.into(), Value::Array(names));
+            branches.push(Value::Object(extra));
+            return Ok(Some(any_of(branches)));
+        }
         let props_or_required = only(&["properties", "required", "type"]);
         if props_or_required && props.is_empty() && !required.is_empty() {
             if required.len() > 8 {
@@ -1844,6 +1942,11 @@ impl<'a> Builder<'a> {
     }
 
     fn object(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Expr> {
+        if m.contains_key(EXTRA_MEMBER) {
+            if let Some(e) = self.extra_member_object(m, ptr)? {
+                return Ok(e);
+            }
+        }
         let empty = Map::new();
         let props = match m.get("properties") {
             None => &empty,
@@ -3803,6 +3906,50 @@ fn not_multiple_of(
 
 /// The numeric bounds.
 const BOUND_KEYWORDS: [&str; 4] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+
+/// Prepares `x` to be merged (as `allOf`) with `other`: a property that
+/// only `other` declares is, for `x`, an additional member, so it gets
+/// `x`'s `additionalProperties` as its schema in `x` (when `x` has one that
+/// constrains and no `patternProperties`, which would decide first); and
+/// `x`'s `prefixItems` (none: the empty list) is extended to the length of
+/// `other`'s with `x`'s `items` (absent: `true`). The union of the two
+/// maps' `properties` / `prefixItems` then carries both sides' schemas.
+fn widen_for_merge(x: &mut Map<String, Value>, other: &Map<String, Value>) {
+    if let (Some(addl), Some(Value::Object(theirs))) = (
+        x.get("additionalProperties").cloned(),
+        other.get("properties"),
+    ) {
+        let patterns =
+            matches!(x.get("patternProperties"), Some(Value::Object(p)) if !p.is_empty());
+        if !is_vacuous(&addl) && !patterns {
+            let mine = x
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(mine) = mine {
+                for name in theirs.keys() {
+                    if !mine.contains_key(name) {
+                        mine.insert(name.clone(), addl.clone());
+                    }
+                }
+            }
+        }
+    }
+    let tuple = |m: &Map<String, Value>| matches!(m.get("items"), Some(Value::Array(_)));
+    if let Some(Value::Array(theirs)) = other.get("prefixItems") {
+        if tuple(x) {
+            return;
+        }
+        let rest = x.get("items").cloned().unwrap_or(Value::Bool(true));
+        let mine = x
+            .entry("prefixItems")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(mine) = mine {
+            while mine.len() < theirs.len() {
+                mine.push(rest.clone());
+            }
+        }
+    }
+}
 
 /// Whether schema `v` allows every value (`true`, `{}`, or only
 /// annotations).
