@@ -359,9 +359,9 @@ impl Builder<'_> {
     }
 }
 
-/// Whether applicator `k` with value `v` can evaluate nothing: `not: false`
-/// (always passes, no annotations kept anyway), `if` without `then`/`else`
-/// handled by the caller's map (kept: conservative).
+/// Whether applicator `k` with value `v` has no effect on what is
+/// evaluated: only `not: false` (every instance passes it, and a `not`
+/// keeps no annotations). Every other applicator in [`DYNAMIC`] counts.
 fn is_vacuous_applicator(k: &str, v: &Value) -> bool {
     k == "not" && *v == Value::Bool(false)
 }
