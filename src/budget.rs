@@ -58,6 +58,29 @@ impl Budget {
         }
     }
 
+    /// A budget for a trial run: at most `units` of what is left here,
+    /// under the same memory limit. Charge what it spent with
+    /// [`Budget::charge`].
+    pub(crate) fn trial(&self, units: u64) -> Budget {
+        let left = self.left.min(units);
+        Budget {
+            left,
+            total: left,
+            ..self.clone()
+        }
+    }
+
+    /// Whether this (trial) budget ran out of units while the budget it
+    /// was taken from had more: the trial's cap stopped it, not the limit.
+    pub(crate) fn capped_before(&self, whole: &Budget) -> bool {
+        self.left == 0 && self.total < whole.left
+    }
+
+    /// Spends here what `trial` (from [`Budget::trial`]) spent.
+    pub(crate) fn charge(&mut self, trial: &Budget) -> Result<()> {
+        self.spend(trial.total - trial.left)
+    }
+
     /// The units left.
     pub(crate) fn left(&self) -> u64 {
         self.left

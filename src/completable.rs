@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
 use crate::intersect::{Base, Growth, Intersector, Seed, Tail};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
-use crate::partial::Partial;
+use crate::partial::{Partial, Segment};
 
 /// Work the search may spend past its first derivation, on top of the
 /// multiple [`Config::witness_effort`], on a partial output with at most
@@ -21,6 +21,10 @@ const EFFORT_FLOOR: u64 = 50_000;
 /// Partial outputs with at most this many holes get [`EFFORT_FLOOR`] and
 /// [`Config::witness_effort`]; others [`Config::canvas_witness_effort`].
 pub const FEW_HOLES: usize = 8;
+
+/// A search runs long after [`Config::long_search_per_state`] units per
+/// state and this many more states' worth (a floor for small automata).
+const LONG_SEARCH_FLOOR_STATES: u64 = 80;
 
 /// Limits for compiling and checking. Separate from [`Constraint`] so one
 /// configuration can serve many grammars.
@@ -74,6 +78,24 @@ pub struct Config {
     /// [`Constraint::check`]; stopping at the first derivation, 1.9–2.9
     /// times (`cdiff bench --canvas 0.3 --witness-effort 0`).
     pub canvas_witness_effort: u64,
+    /// Work per state of a canvas's automaton (more than 8 holes, fixed
+    /// text after the last one) after which its search is said to run
+    /// long: it is stopped, the fixed text at the end is checked on its own
+    /// (`□ last`), and if that is not completable the canvas is not either;
+    /// otherwise the search runs again in full (its first run is charged).
+    /// Why: the search goes forward, so a canvas refused only by its end is
+    /// refused at the search's fixpoint, thousands of times the work of
+    /// finding a goal when tens of holes each predict nearly every
+    /// nonterminal (a diffusion decoder that has put a token at the end of
+    /// its answer proposes such canvases: 109 checks of 20–290 ms in 10
+    /// `dlm-cpp` decodes, each refused by its end in 50–70 µs). Default
+    /// 250: `check` and `completable` on 880 canvases cut from the shipped
+    /// corpora (C++, JSON and SMILES, 0.5–8 KB, 10–80 % masked) spent 16
+    /// units per state at the median and at most 45 (two slow JSON
+    /// canvases aside), the slow refusals 27,000–170,000. `u64::MAX`: never
+    /// try the end; 0: try it before any search runs. Answers do not
+    /// depend on it.
+    pub long_search_per_state: u64,
     /// Bytes one check may add to the memory in use before it stops with a
     /// size-limit error (`None`: no limit; model weights and other data
     /// held before the check do not count). Enforced only in programs that
@@ -95,6 +117,7 @@ impl Default for Config {
             shortest_witness: true,
             witness_effort: 2,
             canvas_witness_effort: 0,
+            long_search_per_state: 250,
         }
     }
 }
@@ -315,7 +338,73 @@ impl Constraint {
     fn decide(&self, partial: &Partial, limits: &[Option<usize>]) -> Result<bool> {
         let mut budget = self.budget("the completability check");
         let nfa = self.automaton(partial, limits, &mut budget)?;
-        self.search.check(&nfa, &mut budget)
+        self.or_end_refutes(partial, &nfa, &mut budget, false, |b| {
+            self.search.check(&nfa, b)
+        })
+    }
+
+    /// `search` on `nfa` (the automaton of `partial`), unless `partial` is
+    /// a canvas whose search runs long (past
+    /// [`Config::long_search_per_state`] units per state) and the end of
+    /// `partial` refutes it on its own ([`Constraint::end_refutes`]): then
+    /// `refuted`. A search that runs long is run again in full when the
+    /// end does not refute, so what it returns is always `search`'s answer
+    /// or `refuted` when no fill completes `partial`; the work of the
+    /// interrupted run is charged.
+    fn or_end_refutes<T>(
+        &self,
+        partial: &Partial,
+        nfa: &TokenNfa,
+        budget: &mut Budget,
+        refuted: T,
+        mut search: impl FnMut(&mut Budget) -> Result<T>,
+    ) -> Result<T> {
+        let ends_fixed = matches!(partial.segments(), [.., Segment::Hole, Segment::Text(_)]);
+        if !ends_fixed || partial.n_holes() <= FEW_HOLES {
+            return search(budget);
+        }
+        let per_state = self.config.long_search_per_state;
+        if per_state == u64::MAX {
+            return search(budget);
+        }
+        let states = nfa.len() as u64 + LONG_SEARCH_FLOOR_STATES;
+        let cap = per_state.saturating_mul(states);
+        let mut trial = budget.trial(cap);
+        match search(&mut trial) {
+            Err(_) if trial.capped_before(budget) => budget.charge(&trial)?,
+            done => {
+                budget.charge(&trial)?;
+                return done;
+            }
+        }
+        if self.end_refutes(partial, budget)? {
+            return Ok(refuted);
+        }
+        search(budget)
+    }
+
+    /// Whether the fixed text that ends `partial` after its last hole can
+    /// end no word of the grammar, whatever comes before it: then no fill
+    /// completes `partial` (each of its completions is also a completion
+    /// of `□ last`).
+    ///
+    /// Why: the search goes forward, so a partial output refused only by
+    /// its end is refused at the search's fixpoint, and on a canvas with
+    /// tens of holes — each of which predicts nearly every nonterminal —
+    /// the fixpoint is thousands of times the work of finding a goal. A
+    /// diffusion decoder meets exactly this: once the last position of an
+    /// answer holds a token, the tokens proposed just before it are often
+    /// refused because of it (on `dlm-cpp` with `cpp-tiny`, 109 checks of
+    /// 20–290 ms each in 10 decodes; the end alone refuses each in
+    /// 50–70 µs). Asked only once a search runs long, so checks that do
+    /// not never pay for it.
+    fn end_refutes(&self, partial: &Partial, budget: &mut Budget) -> Result<bool> {
+        let [.., Segment::Hole, Segment::Text(last)] = partial.segments() else {
+            return Ok(false);
+        };
+        let end = Partial::new().hole().text(last);
+        let nfa = self.automaton(&end, &[], budget)?;
+        Ok(!self.search.check(&nfa, budget)?)
     }
 
     /// [`Constraint::check`] for fills of limited size: hole `h` may hold at
@@ -396,7 +485,10 @@ impl Constraint {
             (self.config.canvas_witness_effort, 0)
         };
         let effort = self.config.shortest_witness.then_some((effort, floor));
-        let Some(found) = self.search.witness(&nfa, &mut budget, limit, effort)? else {
+        let found = self.or_end_refutes(partial, &nfa, &mut budget, None, |b| {
+            self.search.witness(&nfa, b, limit, effort)
+        })?;
+        let Some(found) = found else {
             return Ok(Verdict::NotCompletable);
         };
         let (path, shortest) = (found.path, found.shortest);

@@ -38,6 +38,7 @@ fn small() -> Config {
         shortest_witness: true,
         witness_effort: 2,
         canvas_witness_effort: 0,
+        long_search_per_state: 250,
     }
 }
 

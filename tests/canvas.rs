@@ -4,7 +4,10 @@
 //! keeps every chunk in place and the independent recognizer accepts it, and
 //! the quick witness (`Config::shortest_witness` off) agrees and is never
 //! shorter. Then the same canvases with a stray byte inserted into the first chunk,
-//! where the three answers must still agree with each other.
+//! and with one appended to the last, where the answers must still agree with
+//! each other; and every answer again from an engine that tries the end of a
+//! canvas on its own before any search (`Config::long_search_per_state` 0)
+//! and from one that never does.
 
 mod common;
 
@@ -15,6 +18,9 @@ use cdiff::{Config, Constraint, Grammar, Partial, Segment};
 struct Engines {
     shortest: Constraint,
     quick: Constraint,
+    /// Tries the end of a canvas before any search, and never.
+    eager: Constraint,
+    never: Constraint,
     recognizer: Recognizer,
 }
 
@@ -23,9 +29,15 @@ fn engines(g: &Grammar) -> Engines {
         shortest_witness: false,
         ..Config::default()
     };
+    let end = |per| Config {
+        long_search_per_state: per,
+        ..Config::default()
+    };
     Engines {
         shortest: Constraint::compile(g).unwrap(),
         quick: Constraint::with_config(g, quick).unwrap(),
+        eager: Constraint::with_config(g, end(0)).unwrap(),
+        never: Constraint::with_config(g, end(u64::MAX)).unwrap(),
         recognizer: Recognizer::new(g).unwrap(),
     }
 }
@@ -35,6 +47,11 @@ fn agree(e: &Engines, p: &Partial, what: &str) -> bool {
     let check = e.shortest.check(p).unwrap();
     let shortest = e.shortest.completable(p).unwrap();
     let quick = e.quick.completable(p).unwrap();
+    for (c, name) in [(&e.eager, "eager"), (&e.never, "never")] {
+        assert_eq!(check, c.check(p).unwrap(), "{what}: check, end {name}");
+        let v = c.completable(p).unwrap();
+        assert_eq!(check, v.is_completable(), "{what}: witness, end {name}");
+    }
     assert_eq!(
         check,
         shortest.is_completable(),
@@ -64,24 +81,29 @@ fn agree(e: &Engines, p: &Partial, what: &str) -> bool {
 
 /// The canvas with `byte` inserted into its first chunk (a stray byte
 /// between holes is too often absorbed by a string or comment the holes can
-/// open and close).
-fn corrupt(p: &Partial, byte: u8) -> Partial {
+/// open and close), or appended to its last (a hole then the end: what a
+/// decoder proposes once it has put a token at the end of its answer).
+fn corrupt(p: &Partial, byte: u8, last: bool) -> Partial {
+    let n = p.segments().len();
     let mut out = Partial::new();
     let mut seen = 0;
-    for s in p.segments() {
+    for (i, s) in p.segments().iter().enumerate() {
         match s {
             Segment::Hole => out.push_hole(),
             Segment::Text(t) => {
-                if seen == 0 {
-                    let mut t = t.clone();
+                let mut t = t.clone();
+                if last && i + 1 == n {
+                    t.push(byte);
+                } else if !last && seen == 0 {
                     t.insert(t.len() / 2, byte);
-                    out.push_text(&t);
-                } else {
-                    out.push_text(t);
                 }
+                out.push_text(&t);
                 seen += 1;
             }
         }
+    }
+    if last && matches!(p.segments().last(), Some(Segment::Hole)) {
+        out.push_text([byte]);
     }
     out
 }
@@ -97,13 +119,15 @@ fn run(e: &Engines, docs: &[Vec<u8>], cases: usize, stray: &[u8]) {
         holes += p.n_holes();
         let what = format!("case {case} ({} bytes, {} holes)", doc.len(), p.n_holes());
         assert!(agree(e, &p, &what), "{what}: the cut-out bytes fill it");
-        let byte = stray[rng.below(stray.len() as u64) as usize];
-        let bad = corrupt(&p, byte);
-        rejected += usize::from(!agree(
-            e,
-            &bad,
-            &format!("{what}, {:?} inserted", byte as char),
-        ));
+        for last in [false, true] {
+            let byte = stray[rng.below(stray.len() as u64) as usize];
+            let bad = corrupt(&p, byte, last);
+            rejected += usize::from(!agree(
+                e,
+                &bad,
+                &format!("{what}, {:?} inserted (at the end: {last})", byte as char),
+            ));
+        }
     }
     eprintln!("{cases} canvases, {holes} holes; {rejected} of the corrupted not completable");
 }
