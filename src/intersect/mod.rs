@@ -39,7 +39,12 @@
 //! among the triples found by then, and phase 2 starts only from the
 //! terminal edges phase 1 scanned. What still grows faster than the text is
 //! the rare canvas whose goal is found only near the fixpoint
-//! (`eval/data/slow-json-canvas.json`: 0.1–0.2 s where its neighbours take 1 ms).
+//! (`eval/data/slow-json-canvas.json`: 0.1–0.2 s where its neighbours take 1 ms),
+//! and the canvas that is *not* completable: its search can only say so at
+//! the fixpoint. When that is because of the fixed text after its last hole
+//! (a decoder that has put a token at the end of its answer), the front door
+//! stops a search that runs long and checks that end alone
+//! (`Config::long_search_per_state`).
 //!
 //! Predictions are filtered by FIRST sets: at a state, a production is
 //! predicted only if its right-hand side is nullable or can begin with a
