@@ -549,3 +549,43 @@ fn canvas_refused_by_its_end_is_refused_without_the_fixpoint() {
     assert!(full.check(&ok).unwrap());
     assert!(!eager.check(&p).unwrap());
 }
+
+/// Bug: a JSON canvas that begins with a hole and ends with fixed text (4
+/// KB, 309 holes; `eval/data/budget-json-canvas.json`) ran out of the
+/// default work budget after 3.4 s, and needed 14 s with five times the
+/// budget: the search, racing to the end from a hole that predicts every
+/// symbol, built most of its fixpoint before the goal. Now a canvas search
+/// that runs long is tried again with the start's own items first, which
+/// decides it in milliseconds. Pinned by work: the usual order alone cannot
+/// answer within 20 million units; the ladder answers within them, and its
+/// witness is a JSON text.
+#[test]
+fn canvas_from_a_leading_hole_to_a_fixed_end_is_decided_within_the_budget() {
+    let (_, rec) = json();
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let text = include_str!("../eval/data/budget-json-canvas.json");
+    let p = Partial::from_json(text).unwrap();
+    assert!(p.n_holes() > 300);
+    let budget = 20_000_000;
+    let usual = cdiff::Config {
+        long_search_per_state: u64::MAX,
+        budget,
+        ..cdiff::Config::default()
+    };
+    let e = Constraint::with_config(&g, usual)
+        .unwrap()
+        .check(&p)
+        .unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::Budget, "{e}");
+    let ladder = cdiff::Config {
+        budget,
+        ..cdiff::Config::default()
+    };
+    let c = Constraint::with_config(&g, ladder).unwrap();
+    assert!(c.check(&p).unwrap());
+    assert_completable(&c, &rec, &p);
+    // The same canvas with its first chunk's `{` turned into a control
+    // byte: no fill completes it, and the ladder says so within the budget.
+    let bad = Partial::from_json(&text.replacen("{", "\\u0001", 1)).unwrap();
+    assert!(!c.check(&bad).unwrap());
+}

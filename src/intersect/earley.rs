@@ -17,6 +17,16 @@
 //! LIFO order a 1 KB C++ canvas with 68 holes built 1.2 million items
 //! (0.45 s) before the goal, and 2 ms of work in this order.
 //!
+//! The race to the end can lose when the text begins with a hole: the
+//! hole predicts every symbol, and the furthest items are those of every
+//! derivation started in it, not the goal's (a 4 KB JSON canvas with 309
+//! holes and a fixed end built most of its fixpoint, 14 s). [`Order::StartFirst`]
+//! hands out the items whose origin is a start state first, the goal's own
+//! derivation racing ahead of the rest: 6 ms there. It is not the default
+//! order, because on C++ canvases that start with fixed text it can be far
+//! slower (a few ran out of budget); the front door uses it as a second
+//! try when a canvas's search runs long (`Config::long_search_per_state`).
+//!
 //! No set of items is kept: an item with the dot after its first symbol is
 //! made by exactly one (dot-0 item, edge) or (dot-0 item, completed triple)
 //! pair, because dot-0 items are made once per prediction, edges and triples
@@ -33,6 +43,17 @@ use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
 
 /// The completed triples of phase 1 and whether the goal was reached.
+/// The order the worklist hands out items in (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// The item at the highest-numbered state first.
+    #[default]
+    Furthest,
+    /// Items whose origin is a start state first (by highest state), then
+    /// the rest (by highest state): races the goal's own derivation.
+    StartFirst,
+}
+
 /// The completed triples of phase 1 and whether the goal was reached.
 pub(crate) struct Chart {
     /// Every completed (generating and predicted) nonterminal triple whose
@@ -123,12 +144,22 @@ struct Own {
 
 impl Own {
     fn new(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
+        Own::with_order(g, dfa, ceiling, Order::Furthest)
+    }
+
+    /// Tables for a search in `order` ([`Order::StartFirst`] keys its
+    /// worklist twice over).
+    fn with_order(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling, order: Order) -> Fits<Own> {
         let len = dfa.len() as u64;
+        let keys = match order {
+            Order::Furthest => len,
+            Order::StartFirst => 2 * len,
+        };
         let nts = (g.n_syms - g.n_terms) as u64;
         // Hash tables (large inputs) are sized for a few dozen items per
         // state: growing them was a tenth of a check's time.
         Ok(Own {
-            work: MaxQueue::new(len as usize, ceiling)?,
+            work: MaxQueue::new(keys as usize, ceiling)?,
             predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
             waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling)?,
             ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling)?,
@@ -148,6 +179,7 @@ struct Temp {
 
 struct Earley<'a> {
     g: &'a Intersector,
+    order: Order,
     /// The automaton searched; its state `s` has the id `off + s` here.
     dfa: &'a TokenNfa,
     off: u32,
@@ -209,10 +241,12 @@ pub(crate) fn search(
     dfa: &TokenNfa,
     budget: &mut Budget,
     until: Until,
+    order: Order,
 ) -> Result<Chart> {
-    let own = Own::new(g, dfa, budget.ceiling())?;
+    let own = Own::with_order(g, dfa, budget.ceiling(), order)?;
     let s = Search {
         until,
+        order,
         ..Search::default()
     };
     Ok(search_in(g, dfa, budget, own, s)?.0)
@@ -517,6 +551,8 @@ struct Search<'b> {
     /// The automaton is a [`Tail`]'s: its states come first, the base's
     /// after them, items whose origin is in the base are temporary.
     tail: bool,
+    /// The worklist's order (the [`Own`] must have been made for it).
+    order: Order,
 }
 
 impl Default for Until {
@@ -547,6 +583,7 @@ fn search_in<'a>(
     let ceiling = budget.ceiling();
     let mut e = Earley {
         g,
+        order: s.order,
         dfa,
         len,
         off,
@@ -902,7 +939,20 @@ impl Earley<'_> {
         if self.temp.is_none() {
             assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
         }
-        self.own.work.push(state - self.off, it)
+        self.push_work(origin, state, it)
+    }
+
+    /// Queues `it` (an item at `state` with origin `origin`) in the
+    /// search's [`Order`].
+    #[inline]
+    fn push_work(&mut self, origin: u32, state: u32, it: u64) -> Fits {
+        let key = match self.order {
+            Order::Furthest => state - self.off,
+            Order::StartFirst => {
+                u32::from(self.is_start(origin)) * self.len as u32 + state - self.off
+            }
+        };
+        self.own.work.push(key, it)
     }
 
     fn predict(&mut self, j: u32, a: u32) -> Fits {
@@ -928,7 +978,7 @@ impl Earley<'_> {
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
-                self.own.work.push(j - self.off, item(p, 0, j, j))?;
+                self.push_work(j, j, item(p, 0, j, j))?;
             }
         }
         Ok(())

@@ -33,14 +33,14 @@
 //! stops at the first goal and phase 1 pops the item at the furthest state
 //! first, so a completable canvas is usually decided after a near-linear
 //! amount of work (the canvas benchmark, `eval/canvas.sh`, measures growth
-//! exponents 0.7–1.1 in bytes and in holes). The witness runs phase 1 on to
+//! exponents 0.7–1.1 in bytes and in holes); a canvas that begins with a
+//! hole can defeat that race, and is tried again with the start's own items
+//! first (`Order::StartFirst`, see `earley`). The witness runs phase 1 on to
 //! the fixpoint only within a bounded effort (`Config::witness_effort`):
 //! inputs with a few holes get their shortest witness, canvases the shortest
 //! among the triples found by then, and phase 2 starts only from the
 //! terminal edges phase 1 scanned. What still grows faster than the text is
-//! the rare canvas whose goal is found only near the fixpoint
-//! (`eval/data/slow-json-canvas.json`: 0.1–0.2 s where its neighbours take 1 ms),
-//! and the canvas that is *not* completable: its search can only say so at
+//! the canvas that is *not* completable: its search can only say so at
 //! the fixpoint. When that is because of the fixed text after its last hole
 //! (a decoder that has put a token at the end of its answer), the front door
 //! stops a search that runs long and checks that end alone
@@ -87,7 +87,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::TokenNfa;
 use earley::Until;
-pub(crate) use earley::{Base, Growth, Seed, Tail};
+pub(crate) use earley::{Base, Growth, Order, Seed, Tail};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -355,7 +355,7 @@ impl Intersector {
     /// [`ErrorKind::Budget`] when `budget` runs out; [`ErrorKind::SizeLimit`]
     /// for a DFA with more than 2²¹ states or a grammar with more than 2²²
     /// symbols or 2²⁰ productions.
-    pub(crate) fn check(&self, dfa: &TokenNfa, budget: &mut Budget) -> Result<bool> {
+    pub(crate) fn check(&self, dfa: &TokenNfa, budget: &mut Budget, order: Order) -> Result<bool> {
         if dfa.is_empty() {
             return Ok(false);
         }
@@ -363,7 +363,7 @@ impl Intersector {
             return Ok(true);
         }
         self.check_sizes(dfa)?;
-        Ok(earley::search(self, dfa, budget, Until::Goal)?
+        Ok(earley::search(self, dfa, budget, Until::Goal, order)?
             .goal
             .is_some())
     }
@@ -389,6 +389,7 @@ impl Intersector {
         budget: &mut Budget,
         max_terminals: u32,
         effort: Option<(u64, u64)>,
+        order: Order,
     ) -> Result<Option<Witness>> {
         if dfa.is_empty() {
             return Ok(None);
@@ -404,7 +405,7 @@ impl Intersector {
             None => Until::Goal,
             Some((effort, floor)) => Until::Fixpoint { effort, floor },
         };
-        let chart = earley::search(self, dfa, budget, until)?;
+        let chart = earley::search(self, dfa, budget, until, order)?;
         if chart.goal.is_none() {
             return Ok(None);
         }
