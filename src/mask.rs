@@ -207,6 +207,10 @@ pub struct Insertion<'c> {
     rows: Vec<Row>,
     next: Vec<Row>,
     key: Vec<u32>,
+    /// The relation of the last question answered and its answer: inside
+    /// a string or a comment nearly every token has the same relation, and
+    /// comparing a few rows costs less than hashing them.
+    last: Option<(Vec<Row>, bool)>,
     seq: Vec<u32>,
     stats: InsertionStats,
 }
@@ -272,6 +276,7 @@ impl<'c> Insertion<'c> {
             rows: Vec::new(),
             next: Vec::new(),
             key: Vec::new(),
+            last: None,
             seq: Vec::new(),
             stats: InsertionStats::default(),
         })
@@ -301,6 +306,7 @@ impl<'c> Insertion<'c> {
             && limits.iter().all(Option::is_none);
         self.limits = limits;
         self.memo.clear();
+        self.last = None;
         self
     }
 
@@ -380,6 +386,7 @@ impl<'c> Insertion<'c> {
         self.point = self.point.advance(&rows);
         self.left.push_text(bytes);
         self.memo.clear();
+        self.last = None;
         self.rows = rows;
         self.next = next;
     }
@@ -638,6 +645,22 @@ impl<'c> Insertion<'c> {
     /// The answer for an insertion of `bytes` whose relation is `rows`
     /// (not empty): remembered, or checked and remembered.
     fn verdict(&mut self, rows: &[Row], bytes: &[u8]) -> Result<bool> {
+        if let Some((last, ok)) = &self.last {
+            if last[..] == *rows {
+                return Ok(*ok);
+            }
+        }
+        let ok = self.remembered_or_checked(rows, bytes)?;
+        let last = self.last.get_or_insert_with(|| (Vec::new(), ok));
+        last.0.clear();
+        last.0.extend_from_slice(rows);
+        last.1 = ok;
+        Ok(ok)
+    }
+
+    /// [`Insertion::verdict`] past the last relation: remembered, or
+    /// checked and remembered.
+    fn remembered_or_checked(&mut self, rows: &[Row], bytes: &[u8]) -> Result<bool> {
         self.key.clear();
         for &(i, seq, l) in rows {
             self.key.extend([i, seq, l]);

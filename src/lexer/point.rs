@@ -192,7 +192,9 @@ impl Point {
                 out.push((i, id, n));
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        if out.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
     }
 }
