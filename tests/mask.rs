@@ -96,7 +96,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
     let mut rng = SplitMix64::new(seed);
     let tokens = vocabulary(docs, extra, &mut rng);
     let vocab = Vocabulary::new(&tokens);
-    let (mut allowed, mut checks, mut asked, mut by_prefix) = (0, 0, 0, 0);
+    let (mut allowed, mut checks, mut asked, mut by_prefix, mut walked) = (0, 0, 0, 0, 0);
     for k in 0..cuts {
         let doc = &docs[rng.below(docs.len() as u64) as usize];
         let (left, right) = cut(doc, &mut rng);
@@ -104,6 +104,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         let mask = at.mask(&vocab).unwrap();
         checks += at.stats().checks;
         by_prefix += at.stats().by_prefix;
+        walked += at.stats().walked;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
         for (id, t) in tokens.iter().enumerate() {
             let want = oracle(&c, &left, t, &right, &[]);
@@ -125,8 +126,12 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
     }
     eprintln!(
         "{asked} tokens asked, {allowed} allowed, {checks} checks for the masks, \
-         {by_prefix} of them from the chart of the text before the point"
+         {by_prefix} of them from the chart of the text before the point; \
+         {walked} of {cuts} masks walked by kept relations"
     );
+    // Both ways of walking the trie are exercised (kept relations from the
+    // second time a point's lexer states are seen).
+    assert!(walked > 0 && walked < cuts, "{walked} of {cuts}");
     // Both ways of answering a relation are exercised.
     assert!(
         by_prefix > 0 && by_prefix < checks,

@@ -52,6 +52,9 @@ pub struct Lexer {
     /// Per terminal: the length in bytes of its shortest lexeme (`u32::MAX`
     /// if it matches nothing). Lower bounds for hole-size limits.
     pub(crate) min_len: Vec<u32>,
+    /// Unique per lexer built in this process (a clone keeps it: same
+    /// automaton), so caches keyed by lexer states can tell lexers apart.
+    pub(crate) uid: u64,
 }
 
 impl Lexer {
@@ -116,7 +119,9 @@ impl Lexer {
         }
 
         let canon = CheckerCanon::new(&dfa);
+        static UIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let mut lx = Lexer {
+            uid: UIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             dfa,
             n_terms,
             states: vec![(DEAD, Vec::new(), false)],

@@ -144,6 +144,26 @@ impl Point {
         out.reverse();
     }
 
+    /// The lexer states `l₀` at the point, sorted.
+    pub(crate) fn states(&self) -> &[u32] {
+        &self.states
+    }
+
+    /// The id of the emitted sequence `sets` (terminal-set ids, in order),
+    /// interned here.
+    pub(crate) fn intern_sequence(&mut self, sets: &[u32]) -> u32 {
+        let mut seq = 0;
+        for &set in sets {
+            let parent = seq;
+            let fresh = self.seqs.len() as u32 + 1;
+            seq = *self.seqs.entry((parent, set)).or_insert(fresh);
+            if seq == fresh {
+                self.parents.push((parent, set));
+            }
+        }
+        seq
+    }
+
     /// The number of lexer states at the point.
     pub(crate) fn width(&self) -> usize {
         self.states.len()
