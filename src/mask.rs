@@ -114,7 +114,7 @@ impl Clone for Vocabulary {
 const DEAD: u32 = u32::MAX;
 
 /// Walks kept per vocabulary: at most this many (each holds a word per trie
-/// node; about 2 MB for Qwen2's vocabulary).
+/// node: 1.3 MB for the 333,000 nodes of Qwen2's vocabulary).
 const MAX_WALKS: usize = 16;
 
 /// The lexing relation of every node of a vocabulary's trie, read from one
