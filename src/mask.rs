@@ -548,10 +548,11 @@ impl<'c> Insertion<'c> {
         if !empty_ok && self.prefix_closed {
             return Ok(out);
         }
-        if let Some(walk) = vocab.walk(lx, &self.point) {
-            self.stats.walked += 1;
-            return self.mask_by_walk(vocab, &walk, empty_ok, out);
-        }
+        let walk = vocab.walk(lx, &self.point);
+        self.stats.walked += usize::from(walk.is_some());
+        // Per relation of `walk`: unknown yet (2), refused (0), allowed (1).
+        let mut ok_of = vec![2u8; walk.as_ref().map_or(0, |w| w.rels.len())];
+        let mut kept_rows: Vec<Row> = Vec::new();
         let mut path: Vec<u8> = Vec::with_capacity(max_depth);
         let mut k = 0;
         while k < n {
@@ -559,59 +560,23 @@ impl<'c> Insertion<'c> {
             if d > 0 {
                 path.truncate(d - 1);
                 path.push(vocab.byte[k]);
-                let (above, below) = rows.split_at_mut(d);
-                self.point
-                    .step(lx, &above[d - 1], vocab.byte[k], &mut below[0]);
-                if below[0].is_empty() {
-                    self.stats.dead += 1;
-                    k = vocab.end[k] as usize;
-                    continue;
-                }
             }
-            let toks = vocab.tokens(k);
-            if !toks.is_empty() {
-                let ok = if d == 0 {
-                    empty_ok
-                } else {
-                    self.stats.queries += 1;
-                    self.verdict(&rows[d], &path)?
-                };
-                for &id in toks {
-                    out[id as usize] = ok;
+            // The node's relation: kept in `walk`, or lexed from its parent's.
+            let rel = match &walk {
+                Some(w) => w.rel[k],
+                None if d == 0 => 0,
+                None => {
+                    let (above, below) = rows.split_at_mut(d);
+                    self.point
+                        .step(lx, &above[d - 1], vocab.byte[k], &mut below[0]);
+                    if below[0].is_empty() {
+                        DEAD
+                    } else {
+                        0
+                    }
                 }
-                if !ok && self.prefix_closed {
-                    k = vocab.end[k] as usize;
-                    continue;
-                }
-            }
-            k += 1;
-        }
-        Ok(out)
-    }
-
-    /// [`Insertion::mask`] with every node's relation known from `walk`:
-    /// the same walk, prunings and questions, without lexer steps.
-    fn mask_by_walk(
-        &mut self,
-        vocab: &Vocabulary,
-        walk: &Walk,
-        empty_ok: bool,
-        mut out: Vec<bool>,
-    ) -> Result<Vec<bool>> {
-        const UNKNOWN: u8 = 2;
-        let mut ok_of = vec![UNKNOWN; walk.rels.len()];
-        let mut rows: Vec<Row> = Vec::new();
-        let mut path: Vec<u8> = Vec::new();
-        let n = vocab.byte.len();
-        let mut k = 0;
-        while k < n {
-            let d = vocab.depth[k] as usize;
-            if d > 0 {
-                path.truncate(d - 1);
-                path.push(vocab.byte[k]);
-            }
-            let r = walk.rel[k];
-            if r == DEAD {
+            };
+            if rel == DEAD {
                 self.stats.dead += 1;
                 k = vocab.end[k] as usize;
                 continue;
@@ -622,18 +587,21 @@ impl<'c> Insertion<'c> {
                     empty_ok
                 } else {
                     self.stats.queries += 1;
-                    match ok_of[r as usize] {
-                        UNKNOWN => {
-                            rows.clear();
-                            for (i, sets, l) in &walk.rels[r as usize] {
-                                rows.push((*i, self.point.intern_sequence(sets), *l));
+                    match &walk {
+                        None => self.verdict(&rows[d], &path)?,
+                        Some(w) => match ok_of[rel as usize] {
+                            2 => {
+                                kept_rows.clear();
+                                for (i, sets, l) in &w.rels[rel as usize] {
+                                    kept_rows.push((*i, self.point.intern_sequence(sets), *l));
+                                }
+                                kept_rows.sort_unstable();
+                                let ok = self.verdict(&kept_rows, &path)?;
+                                ok_of[rel as usize] = u8::from(ok);
+                                ok
                             }
-                            rows.sort_unstable();
-                            let ok = self.verdict(&rows, &path)?;
-                            ok_of[r as usize] = u8::from(ok);
-                            ok
-                        }
-                        known => known == 1,
+                            known => known == 1,
+                        },
                     }
                 };
                 for &id in toks {
