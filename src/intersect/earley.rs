@@ -42,7 +42,6 @@ use crate::error::Result;
 use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
 
-/// The completed triples of phase 1 and whether the goal was reached.
 /// The order the worklist hands out items in (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Order {
