@@ -4,10 +4,13 @@
 # in random 1-8 byte spans, as a diffusion canvas mid-decoding; median / p90 /
 # max of `check` and `completable`, peak memory, and the growth exponents of
 # the median check time in bytes and in holes (least squares on log-log).
-# Usage: eval/canvas.sh [SAMPLES]   — needs the repository and python3.
+# Usage: eval/canvas.sh [SAMPLES] [REPEAT]   — needs the repository and python3.
+# REPEAT (default 1): runs per canvas, the fastest kept ("warm, best of N",
+# the protocol of issue 15's table); 1 times one cold run per canvas.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
+repeat=${2:-1}
 cargo build --release -q
 bin=target/release/cdiff
 tmp=$(mktemp -d)
@@ -21,7 +24,7 @@ run() { # name, then cdiff bench arguments
   for size in 512 1024 2048 4096 8192; do
     for f in 0.1 0.3 0.5 0.8; do
       printf '%s %s %s ' "$name" "$size" "$f"
-      "$bin" bench "$@" --size "$size" --canvas "$f" --samples "$n" --compiles 1 --json
+      "$bin" bench "$@" --size "$size" --canvas "$f" --samples "$n" --repeat "$repeat" --compiles 1 --json
     done
   done
 }

@@ -313,11 +313,20 @@ fn bench_runs() {
     assert!(out.contains("completable  5 of 5"), "{out}");
 
     let mut json_args = args.to_vec();
-    json_args.extend(["--json", "--holes", "2..3", "--compiles", "2"]);
+    json_args.extend([
+        "--json",
+        "--holes",
+        "2..3",
+        "--compiles",
+        "2",
+        "--repeat",
+        "3",
+    ]);
     let o = cdiff(&json_args);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["samples"], 5);
+    assert_eq!(v["repeat"], 3);
     assert_eq!(v["completable"], 5);
     assert_eq!(v["accepted_documents"], 3);
     assert!(v["check_micros"]["p99"].is_number());
@@ -342,6 +351,8 @@ fn bench_runs() {
         "--holes",
         "0..2",
     ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cdiff(&["bench", "-g", JSON_GRAMMAR, "--docs", docs, "--repeat", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }
 

@@ -620,6 +620,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 
+    /// Times each case's `check` and `completable` are run; the fastest run
+    /// is the case's time ("warm, best of N"; 1: one cold run per case).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
     /// Number of grammar compilations timed (the median is reported).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub compiles: u32,
