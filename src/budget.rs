@@ -17,6 +17,8 @@ pub(crate) struct Budget {
     max_memory: Option<usize>,
     memory_at_start: usize,
     next_memory_check: u64,
+    /// Whether this is a trial run's budget ([`Budget::trial`]).
+    trial: bool,
 }
 
 /// Work units between two looks at the memory in use.
@@ -31,6 +33,7 @@ impl Budget {
             max_memory: None,
             memory_at_start: 0,
             next_memory_check: 0,
+            trial: false,
         }
     }
 
@@ -66,8 +69,15 @@ impl Budget {
         Budget {
             left,
             total: left,
+            trial: true,
             ..self.clone()
         }
+    }
+
+    /// Whether this is a trial run's budget: running out of it is how a
+    /// trial learns it runs long, so a search should not stop short of it.
+    pub(crate) fn is_trial(&self) -> bool {
+        self.trial
     }
 
     /// Whether this (trial) budget ran out of units while the budget it

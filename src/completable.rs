@@ -102,6 +102,17 @@ pub struct Config {
     /// canvases aside), the slow refusals 27,000–170,000. `u64::MAX`: no
     /// ladder. Answers do not depend on it, only the work does.
     pub long_search_per_state: u64,
+    /// Whether the witness of [`Constraint::completable`] also counts the
+    /// fixed bytes its fills *swallow*: text of the partial output read by
+    /// a lexeme that began in a fill (a fill that opens a comment or a
+    /// string literal turns the text after it into that lexeme). Default
+    /// true: the witness has the fewest terminals plus swallowed bytes, so
+    /// a fill never comments out text it could complete instead. False:
+    /// the fewest terminals, which on C++ canvases usually meant a comment
+    /// opened in one fill and closed in a later one (a valid completion,
+    /// but a decoder finishing from it gets commented-out code). Answers
+    /// do not depend on it, only which completion is returned.
+    pub count_swallowed: bool,
     /// Bytes one check may add to the memory in use before it stops with a
     /// size-limit error (`None`: no limit; model weights and other data
     /// held before the check do not count). Enforced only in programs that
@@ -124,6 +135,7 @@ impl Default for Config {
             witness_effort: 2,
             canvas_witness_effort: 0,
             long_search_per_state: 250,
+            count_swallowed: true,
         }
     }
 }
@@ -494,20 +506,72 @@ impl Constraint {
     /// [`Config::budget`] runs out (never a silent "not completable"), or
     /// [`ErrorKind::SizeLimit`](crate::ErrorKind::SizeLimit).
     pub fn completable(&self, partial: &Partial) -> Result<Verdict> {
-        let mut budget = Budget::with_memory(
-            self.config.budget,
-            "the completability check",
-            self.config.max_memory,
-        );
-        let nfa = self.automaton(partial, &[], &mut budget)?;
-        let limit = self.config.max_witness_terminals;
-        // The floor lets inputs with a few holes reach their fixpoint; with
-        // many, the fixpoint is out of reach and the floor only costs.
         let (effort, floor) = if partial.n_holes() <= FEW_HOLES {
             (self.config.witness_effort, EFFORT_FLOOR)
         } else {
             (self.config.canvas_witness_effort, 0)
         };
+        self.completable_with(partial, (effort, floor))
+    }
+
+    /// Like [`Constraint::completable`], but the search goes on toward its
+    /// fixpoint for as long as half of the work budget allows, whatever
+    /// the number of holes: the witness is the cheapest (with
+    /// [`Config::count_swallowed`], fewest terminals plus swallowed bytes)
+    /// among far more derivations — on a canvas, where `completable` stops
+    /// at its first derivation, usually one that swallows much less of the
+    /// text. For a completion that is kept (a decoder finishing from the
+    /// witness), not for answering many questions: it may cost up to the
+    /// budget ([`Config::budget`], about half a second by default). The
+    /// verdict is `completable`'s.
+    ///
+    /// ```
+    /// use cdiff::{Constraint, Grammar, Partial};
+    /// let g = Grammar::from_lark("start: \"a\"+ \"b\"", None)?;
+    /// let c = Constraint::compile(&g)?;
+    /// let done = c.completable_best(&Partial::new().text("aa").hole())?;
+    /// assert_eq!(done.completion().unwrap().text, b"aab");
+    /// # Ok::<(), cdiff::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Constraint::completable`].
+    pub fn completable_best(&self, partial: &Partial) -> Result<Verdict> {
+        self.completable_with(partial, (u64::MAX, u64::MAX))
+    }
+
+    /// [`Constraint::completable`] with the search's effort toward its
+    /// fixpoint (see [`Config::witness_effort`]).
+    fn completable_with(&self, partial: &Partial, (effort, floor): (u64, u64)) -> Result<Verdict> {
+        let mut budget = Budget::with_memory(
+            self.config.budget,
+            "the completability check",
+            self.config.max_memory,
+        );
+        let nfa = match self.config.count_swallowed {
+            true => TokenNfa::build_weighed(
+                &self.lexer,
+                &self.holes,
+                partial,
+                &mut budget,
+                self.config.partial_states,
+            )?,
+            false => self.automaton(partial, &[], &mut budget)?,
+        };
+        if std::env::var("CDIFF_DUMP").is_ok() {
+            for st in 0..nfa.len() as u32 {
+                eprintln!(
+                    "{st} fin={} span={:?} edges={:?} costs={:?} eps={:?} epsc={:?}",
+                    nfa.finals[st as usize],
+                    nfa.spans[st as usize],
+                    nfa.edges(st),
+                    nfa.edge_costs(st),
+                    nfa.eps(st),
+                    nfa.eps_costs(st)
+                );
+            }
+        }
+        let limit = self.config.max_witness_terminals;
         let effort = self.config.shortest_witness.then_some((effort, floor));
         let found = self.canvas_search(partial, &nfa, &mut budget, None, |b, order| {
             self.search.witness(&nfa, b, limit, effort, order)

@@ -39,6 +39,7 @@ fn small() -> Config {
         witness_effort: 2,
         canvas_witness_effort: 0,
         long_search_per_state: 250,
+        count_swallowed: true,
     }
 }
 

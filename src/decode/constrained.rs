@@ -734,7 +734,7 @@ impl<'a> Decoder<'a, '_> {
             Some(v) => self
                 .constraint
                 .expect("constrained")
-                .completable(&v.partial)?,
+                .completable_best(&v.partial)?,
             None => Verdict::NotCompletable,
         };
         self.out.time_constraint += t0.elapsed();

@@ -416,7 +416,7 @@ impl<'a> Run<'a> {
             .template
             .partial_with_holes(&self.fills, r, &fill, true);
         let t0 = Instant::now();
-        let verdict = self.constraint().completable(&p)?;
+        let verdict = self.constraint().completable_best(&p)?;
         self.out.time_constraint += t0.elapsed();
         let Verdict::Completable(done) = verdict else {
             // Unreachable after a successful check of the same partial.

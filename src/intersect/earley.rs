@@ -685,10 +685,18 @@ fn search_in<'a>(
                 }
                 (Until::Goal, _) => break,
                 (Until::Fixpoint { effort, floor }, None) => {
+                    // Going on never runs the budget out: at most half of
+                    // what is left (the rest is for the witness's words
+                    // and bytes); a trial runs out to learn it runs long.
+                    let room = match budget.is_trial() {
+                        true => u64::MAX,
+                        false => spent.saturating_add(budget.left() / 2),
+                    };
                     stop_after = Some(
                         spent
                             .saturating_mul(effort.saturating_add(1))
-                            .saturating_add(floor),
+                            .saturating_add(floor)
+                            .min(room),
                     );
                 }
                 (_, Some(limit)) if spent > limit => break,

@@ -85,7 +85,7 @@ mod table;
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
-use crate::lexer::TokenNfa;
+use crate::lexer::{TokenNfa, WeighedClosure};
 use earley::Until;
 pub(crate) use earley::{Base, Growth, Order, Seed, Tail};
 
@@ -394,7 +394,13 @@ impl Intersector {
         if dfa.is_empty() {
             return Ok(None);
         }
-        if self.nullable[self.start as usize] && accepts_empty(dfa) {
+        // The empty word, and what it swallows (on a weighed automaton the
+        // ε-moves to a final state may comment out the whole text).
+        let empty = match self.nullable[self.start as usize] {
+            true => empty_word_cost(dfa),
+            false => None,
+        };
+        if empty == Some(0) {
             return Ok(Some(Witness {
                 path: Vec::new(),
                 shortest: true,
@@ -407,9 +413,12 @@ impl Intersector {
         };
         let chart = earley::search(self, dfa, budget, until, order)?;
         if chart.goal.is_none() {
-            return Ok(None);
+            return Ok(empty.map(|_| Witness {
+                path: Vec::new(),
+                shortest: chart.fixpoint,
+            }));
         }
-        let word = shortest::witness(self, dfa, &chart, budget, max_terminals)?;
+        let word = shortest::witness(self, dfa, &chart, budget, max_terminals, empty)?;
         Ok(word.map(|path| Witness {
             path,
             shortest: chart.fixpoint,
@@ -481,6 +490,17 @@ fn first_sets(
 }
 
 /// Whether `dfa` accepts the empty word (a final state within ε-moves of the start).
+/// The fewest bytes swallowed on the way from the start to a final state by
+/// ε-moves alone (`None`: the automaton does not accept the empty word).
+fn empty_word_cost(dfa: &TokenNfa) -> Option<u32> {
+    let mut land = Vec::new();
+    WeighedClosure::new(dfa).close(dfa, dfa.start, &mut land);
+    land.iter()
+        .filter(|&&(s, _)| dfa.finals[s as usize])
+        .map(|&(_, d)| d)
+        .min()
+}
+
 fn accepts_empty(dfa: &TokenNfa) -> bool {
     dfa.closure(&[dfa.start])
         .iter()

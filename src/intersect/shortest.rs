@@ -20,7 +20,7 @@ use super::{key, side, unkey, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::{Error, Limit, Result};
 use crate::hash::FxMap;
-use crate::lexer::{EpsClosure, TokenNfa};
+use crate::lexer::{EpsClosure, TokenNfa, WeighedClosure};
 
 const NIL: u32 = u32::MAX;
 
@@ -43,12 +43,21 @@ enum Reason {
 
 /// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart, as
 /// `(terminal, state of D it leaves)` pairs along one accepting path.
+///
+/// On a weighed automaton ([`TokenNfa::build_weighed`]) "shortest" counts
+/// terminals plus the bytes the path's moves swallow: a terminal edge costs
+/// one plus its weight and the ε-moves after it, and the ε-moves from the
+/// start to the first edge are added where a goal is found (so the search
+/// goes on until nothing cheaper can come). `empty`: the cost of the empty
+/// word when the grammar and the automaton both accept it (the empty path
+/// is returned when nothing is cheaper).
 pub(crate) fn witness(
     g: &Intersector,
     dfa: &TokenNfa,
     chart: &Chart,
     budget: &mut Budget,
     max_terminals: u32,
+    empty: Option<u32>,
 ) -> Result<Option<Vec<(u32, u32)>>> {
     let ceiling = budget.ceiling();
     // Tables sized for the triples phase 1 completed (and about as many
@@ -57,13 +66,21 @@ pub(crate) fn witness(
     let hint = chart.n_done.min(PRESIZE_MAX);
     let mut queue = Queue::with_capacity(ceiling, 2 * hint)?;
     let mut adj = Adjacency::with_capacity(ceiling, hint, dfa.len(), g.by_unit.len())?;
-    let mut is_start = vec![false; dfa.len()];
-    for s in dfa.closure(&[dfa.start]) {
-        is_start[s as usize] = true;
+    // The fewest bytes swallowed from the start to each state of its
+    // closure (NIL: not in it).
+    let weighed = dfa.is_weighed();
+    let mut wclose = WeighedClosure::new(dfa);
+    let mut wland: Vec<(u32, u32)> = Vec::new();
+    let mut from_start = vec![NIL; dfa.len()];
+    wclose.close(dfa, dfa.start, &mut wland);
+    for &(s, d) in &wland {
+        from_start[s as usize] = d;
     }
-    let goal = |k: u64| -> bool {
+    // The cost of a goal triple, if it is one.
+    let goal = |k: u64, c: u32| -> Option<u32> {
         let (p, x, q) = unkey(k);
-        x == g.start && is_start[p as usize] && dfa.finals[q as usize]
+        (x == g.start && from_start[p as usize] != NIL && dfa.finals[q as usize])
+            .then(|| c.saturating_add(from_start[p as usize]))
     };
     let allowed = |k: u64| -> bool {
         let (p, x, q) = unkey(k);
@@ -75,26 +92,45 @@ pub(crate) fn witness(
     let mut eps = EpsClosure::new(dfa);
     let mut land: Vec<u32> = Vec::new();
     for (p, es) in dfa.all_edges().enumerate() {
-        for &(t, q) in es {
+        let costs = dfa.edge_costs(p as u32);
+        for (i, &(t, q)) in es.iter().enumerate() {
             if !chart.was_scanned(p as u32, t) {
                 continue;
             }
-            queue.offer(key(p as u32, t, q), 1, Reason::Edge)?;
-            if !dfa.eps(q).is_empty() {
+            let c = 1 + costs.map_or(0, |c| c[i]);
+            queue.offer(key(p as u32, t, q), c, Reason::Edge)?;
+            if dfa.eps(q).is_empty() {
+                continue;
+            }
+            if weighed {
+                wclose.close(dfa, q, &mut wland);
+                budget.spend(wland.len() as u64)?;
+                for &(r, d) in &wland[1..] {
+                    queue.offer(key(p as u32, t, r), c.saturating_add(d), Reason::Edge)?;
+                }
+            } else {
                 eps.close(dfa, [q], &mut land);
                 budget.spend(land.len() as u64)?;
                 for &r in &land[1..] {
-                    queue.offer(key(p as u32, t, r), 1, Reason::Edge)?;
+                    queue.offer(key(p as u32, t, r), c, Reason::Edge)?;
                 }
             }
         }
     }
-    let mut done: Option<u64> = None;
+    // The cheapest goal so far: `None` for the empty word.
+    let mut best: Option<(Option<u64>, u32)> = empty.map(|c| (None, c));
     while let Some((k, c)) = queue.pop() {
         budget.spend(1)?;
-        if goal(k) {
-            done = Some(k);
-            break;
+        if best.is_some_and(|(_, b)| c >= b) {
+            break; // nothing cheaper can come
+        }
+        if let Some(total) = goal(k, c) {
+            if best.is_none_or(|(_, b)| total < b) {
+                best = Some((Some(k), total));
+            }
+            if total == c {
+                break; // reached from the start at no cost: the cheapest
+            }
         }
         let (p, x, q) = unkey(k);
         adj.insert(p, x, q, c)?;
@@ -129,9 +165,12 @@ pub(crate) fn witness(
             }
         }
     }
-    let Some(goal_key) = done else {
-        return Ok(None);
+    let goal_key = match best {
+        None => return Ok(None),
+        Some((None, _)) => return Ok(Some(Vec::new())),
+        Some((Some(k), _)) => k,
     };
+    // At least the number of terminals (weighed: plus swallowed bytes).
     let length = queue.entries[queue.index[&goal_key] as usize].cost;
     if length > max_terminals {
         return Err(Error::limit(

@@ -65,7 +65,7 @@ mod witness;
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
 pub use holes::HoleCache;
 pub(crate) use point::{Point, Row};
-pub(crate) use tokens::EpsClosure;
 pub(crate) use tokens::Frontier;
 pub use tokens::TokenNfa;
+pub(crate) use tokens::{EpsClosure, WeighedClosure};
 pub(crate) use witness::fills_for;

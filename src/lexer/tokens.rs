@@ -2,7 +2,7 @@
 
 use super::build::{Lexer, LDEAD};
 use super::holes::{HoleCache, HoleView};
-use crate::budget::{Budget, Ceiling};
+use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::{Error, ErrorKind, Limit, Result};
 use crate::hash::FxMap;
 use crate::partial::{Partial, Segment};
@@ -60,6 +60,40 @@ impl Layout {
     pub(crate) fn hole_of(&self, p: u32) -> usize {
         self.hole_index.get(&p).map_or(0, |&h| h as usize)
     }
+
+    /// The positions of the holes, ascending.
+    fn hole_positions(&self) -> Vec<u32> {
+        let mut at: Vec<u32> = self.hole_index.keys().copied().collect();
+        at.sort_unstable();
+        at
+    }
+}
+
+/// How [`TokenNfa::build_in`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The trimmed automaton.
+    Whole,
+    /// The trimmed automaton, its moves weighed by the bytes they swallow.
+    Weighed,
+    /// The untrimmed automaton of a prefix.
+    Prefix,
+}
+
+/// The tag on a configuration's lexer state, in a weighed build: the lexeme
+/// in progress began inside a hole (lexer states stay below 2³¹).
+pub(crate) const TAG: u32 = 1 << 31;
+
+/// The lexer state of a (possibly tagged) configuration state.
+#[inline]
+pub(crate) fn base(x: u32) -> u32 {
+    x & !TAG
+}
+
+/// Whether a configuration state is tagged.
+#[inline]
+pub(crate) fn tagged(x: u32) -> bool {
+    x & TAG != 0
 }
 
 /// A configuration: position in the layout and lexer state, packed.
@@ -119,6 +153,12 @@ pub struct TokenNfa {
     /// emitted. Used to realise a witness path as bytes without trying every
     /// alignment of terminals to positions.
     pub(crate) spans: Vec<Span>,
+    /// In an automaton built to be weighed ([`TokenNfa::build_weighed`]):
+    /// per edge and per ε-move, in the order of `edges` and `eps`, the
+    /// fixed bytes it swallows (read by a lexeme that began in a hole);
+    /// empty otherwise (every move weighs nothing).
+    edge_costs: Vec<u32>,
+    eps_costs: Vec<u32>,
 }
 
 /// Per-state lists in one array (compressed rows): row `i` is
@@ -175,6 +215,11 @@ impl<T: Copy> Rows<T> {
     /// Row `i`.
     pub(crate) fn row(&self, i: usize) -> &[T] {
         &self.items[self.at[i] as usize..self.at[i + 1] as usize]
+    }
+
+    /// The part of `side` (one entry per item) that belongs to row `i`.
+    pub(crate) fn slice<'s, U>(&self, i: usize, side: &'s [U]) -> &'s [U] {
+        &side[self.at[i] as usize..self.at[i + 1] as usize]
     }
 
     /// Every row, in order.
@@ -241,6 +286,63 @@ impl EpsClosure {
     }
 }
 
+/// Reusable scratch for ε-closures with the fewest swallowed bytes to each
+/// state (over a weighed [`TokenNfa`]; over another, every distance is 0).
+#[derive(Clone, Debug)]
+pub(crate) struct WeighedClosure {
+    stamp: Vec<u32>,
+    dist: Vec<u32>,
+    epoch: u32,
+    stack: Vec<u32>,
+}
+
+impl WeighedClosure {
+    /// Scratch for the states of `nfa`.
+    pub(crate) fn new(nfa: &TokenNfa) -> WeighedClosure {
+        WeighedClosure {
+            stamp: vec![0; nfa.len()],
+            dist: vec![0; nfa.len()],
+            epoch: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Writes into `out` (cleared first) the states reachable from `from`
+    /// by ε-moves, `from` first, each once with the fewest bytes the
+    /// ε-moves on the way swallow. The ε-moves form no cycle, so relaxing
+    /// until nothing improves ends.
+    pub(crate) fn close(&mut self, nfa: &TokenNfa, from: u32, out: &mut Vec<(u32, u32)>) {
+        self.epoch += 1;
+        if self.epoch == u32::MAX {
+            self.stamp.iter_mut().for_each(|x| *x = 0);
+            self.epoch = 1;
+        }
+        let mut order: Vec<u32> = Vec::new();
+        self.stamp[from as usize] = self.epoch;
+        self.dist[from as usize] = 0;
+        order.push(from);
+        self.stack.clear();
+        self.stack.push(from);
+        while let Some(s) = self.stack.pop() {
+            let costs = nfa.eps_costs(s);
+            for (i, &d) in nfa.eps(s).iter().enumerate() {
+                let nd = self.dist[s as usize].saturating_add(costs.map_or(0, |c| c[i]));
+                if self.stamp[d as usize] != self.epoch {
+                    self.stamp[d as usize] = self.epoch;
+                    self.dist[d as usize] = nd;
+                    order.push(d);
+                    self.stack.push(d);
+                } else if nd < self.dist[d as usize] {
+                    self.dist[d as usize] = nd;
+                    self.stack.push(d);
+                }
+            }
+        }
+        out.clear();
+        out.extend(order.iter().map(|&s| (s, self.dist[s as usize])));
+    }
+}
+
 /// The label of an ε-move while the automaton is built.
 const EPS: u32 = u32::MAX;
 
@@ -288,6 +390,24 @@ impl TokenNfa {
     /// The outgoing edges of every state, in order of states.
     pub(crate) fn all_edges(&self) -> impl Iterator<Item = &[(u32, u32)]> {
         self.edges.rows()
+    }
+
+    /// Whether the moves weigh the fixed bytes they swallow (see
+    /// [`TokenNfa::build_weighed`]).
+    pub(crate) fn is_weighed(&self) -> bool {
+        !self.edge_costs.is_empty() || !self.eps_costs.is_empty()
+    }
+
+    /// The fixed bytes swallowed by each of `edges(s)`, in order (`None`
+    /// when the automaton is not weighed: all zero).
+    pub(crate) fn edge_costs(&self, s: u32) -> Option<&[u32]> {
+        (!self.edge_costs.is_empty()).then(|| self.edges.slice(s as usize, &self.edge_costs))
+    }
+
+    /// The fixed bytes swallowed by each of `eps(s)`, in order (`None` when
+    /// the automaton is not weighed).
+    pub(crate) fn eps_costs(&self, s: u32) -> Option<&[u32]> {
+        (!self.eps_costs.is_empty()).then(|| self.eps.slice(s as usize, &self.eps_costs))
     }
 
     /// Whether the automaton accepts the terminal sequence `word`.
@@ -339,7 +459,51 @@ impl TokenNfa {
             budget,
             max_states,
             &[lexer.start],
-            false,
+            Mode::Whole,
+        )?;
+        Ok(built.into_nfa())
+    }
+
+    /// The automaton of `partial` as [`TokenNfa::build`] makes it, with
+    /// every move weighed by the fixed bytes it *swallows*: bytes of the
+    /// partial output's text read by a lexeme that began inside a hole (a
+    /// fill that opens a comment or a string literal and so turns the text
+    /// after it into that lexeme; also, more mildly, a fill that runs into
+    /// the identifier or number after it). The language is the same; the
+    /// witness search minimises terminals plus swallowed bytes on it.
+    ///
+    /// A configuration's lexer state carries a tag while its lexeme began
+    /// in a hole. Tagged configurations are never merged with untagged
+    /// ones where that would lose the weight: a hole's exits are tagged
+    /// unless the lexeme in progress entered the hole from before it (its
+    /// byte-only reach, [`Builder::byte_reach`]); a tagged lexeme that
+    /// ends in the text ends by an edge per (terminal, position) weighing
+    /// the bytes it read there (an ignored one by an ε-move, as it emits
+    /// nothing); one that reads a whole chunk and enters the next hole
+    /// does so by an ε-move weighing the chunk, into a hole state of its
+    /// own. The weight of a lexeme running through several chunks is
+    /// counted chunk by chunk. Bytes inside holes weigh nothing.
+    pub(crate) fn build_weighed(
+        lexer: &Lexer,
+        cache: &HoleCache,
+        partial: &Partial,
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<TokenNfa> {
+        let mode = if lexer.len() < TAG as usize {
+            Mode::Weighed
+        } else {
+            Mode::Whole
+        };
+        let built = Self::build_in(
+            lexer,
+            cache,
+            partial,
+            &[],
+            budget,
+            max_states,
+            &[lexer.start],
+            mode,
         )?;
         Ok(built.into_nfa())
     }
@@ -363,7 +527,7 @@ impl TokenNfa {
             budget,
             max_states,
             starts,
-            false,
+            Mode::Whole,
         )?
         .into_nfa())
     }
@@ -385,7 +549,7 @@ impl TokenNfa {
             budget,
             max_states,
             &[lexer.start],
-            true,
+            Mode::Prefix,
         )? {
             Built::Prefix(f) => Ok(f),
             Built::Whole(nfa) => Ok(Frontier {
@@ -404,24 +568,38 @@ impl TokenNfa {
         budget: &mut Budget,
         max_states: usize,
         starts: &[u32],
-        prefix: bool,
+        mode: Mode,
     ) -> Result<Built> {
         let layout = Layout::new(partial)?;
         let mut view = HoleView::new(cache, lexer);
         let end = layout.end();
+        let prefix = mode == Mode::Prefix;
+        let weigh = mode == Mode::Weighed;
         let mut b = Builder {
             lx: lexer,
             layout: &layout,
             limits,
             prefix,
+            weigh,
             stack: Vec::new(),
             cur: Vec::new(),
             next: Vec::new(),
-            mark: vec![0; lexer.states.len()],
+            mark: vec![0; lexer.states.len() * (1 + weigh as usize)],
             tick: 1,
             holes: Vec::new(),
             hole_bits: Vec::new(),
+            carry_bits: Vec::new(),
             swept: 0,
+            hole_at: if weigh {
+                layout.hole_positions()
+            } else {
+                Vec::new()
+            },
+            reach: FxMap::default(),
+            carries: FxMap::default(),
+            carry_sets: Vec::new(),
+            costs: FxMap::default(),
+            row: Vec::new(),
         };
         let ceiling = budget.ceiling();
         // Room for about as many states as positions and four edges each
@@ -442,11 +620,12 @@ impl TokenNfa {
         nodes.kinds.push(Node::Start);
         let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
         let start_set = b.closure(&seeds, budget)?;
-        let start_targets = nodes.intern_set(start_set, &mut view, &b, max_states)?;
+        let start_targets = nodes.intern_set(start_set, &mut view, &mut b, max_states)?;
         let mut em = Emitter {
             memo: FxMap::default(),
             buckets: vec![Confs::new(); lexer.n_terms],
             touched: Vec::new(),
+            tagged: Vec::new(),
         };
         let mut finals: Vec<bool> = Vec::new();
         ceiling.reserve(&mut finals, hint)?;
@@ -465,7 +644,7 @@ impl TokenNfa {
                 Node::Start => {
                     ceiling.push(&mut finals, false)?;
                     edges.reserve(ceiling, start_targets.len())?;
-                    edges.push_row(start_targets.iter().map(|&n| (EPS, n)));
+                    edges.push_row(start_targets.iter().map(|&(n, _)| (EPS, n)));
                     continue;
                 }
                 Node::Chunk(set) => {
@@ -476,11 +655,11 @@ impl TokenNfa {
                             // prefix ends, or not, in what follows.
                             continue;
                         }
-                        fin |= p == end && lexer.is_fresh(l);
+                        fin |= p == end && !tagged(l) && lexer.is_fresh(l);
                         em.emit(lexer, p, l);
                     }
                 }
-                &Node::Hole(p, set, used) => {
+                &Node::Hole(p, set, used, carry) => {
                     // Emissions inside the hole: the grammar's cached hole
                     // DFA (unrolled by bytes spent in a limited hole).
                     // Leaving the hole with the lexeme in progress: one
@@ -496,27 +675,47 @@ impl TokenNfa {
                         let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
                             continue;
                         };
-                        edges.push((t, nodes.intern(Node::Hole(p, next, used), max_states)?));
+                        edges.push((t, nodes.intern(Node::Hole(p, next, used, 0), max_states)?));
                     }
                     budget.spend((edges.items.len() - row) as u64)?;
                     let bits = view.bits(set);
                     let keep = b.keep_after(p);
                     exit_seeds.clear();
+                    // Weighed: a lexeme in progress leaving the hole began
+                    // in it (tagged), unless it entered the hole from
+                    // before (the entering lexemes' byte-only reach).
+                    let from_before = b.carry_set(carry);
                     exit_seeds.extend(
                         ones(&bits)
                             .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
-                            .map(|l| conf(p + 1, l)),
+                            .map(|l| {
+                                let began_here = b.weigh
+                                    && !lexer.is_fresh(l)
+                                    && from_before
+                                        .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
+                                conf(p + 1, if began_here { l | TAG } else { l })
+                            }),
                     );
                     let after = b.closure(&exit_seeds, budget)?;
-                    let after = nodes.intern_set(after, &mut view, &b, max_states)?;
+                    let after = nodes.intern_set(after, &mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
-                    edges.push_row(after.iter().map(|&n| (EPS, n)));
+                    // Two parts of a closure can be one state (a part
+                    // that began in an earlier hole and one that did not):
+                    // the move weighs the cheaper.
+                    let id = id as u32;
+                    for &(n, cost) in &after {
+                        let cheapest = after.iter().filter(|a| a.0 == n).map(|a| a.1).min();
+                        if cost > 0 && cheapest == Some(cost) {
+                            b.weigh_move(id, EPS, n, cost, ceiling)?;
+                        }
+                    }
+                    edges.push_row(after.iter().map(|&(n, _)| (EPS, n)));
                     ceiling.push(&mut finals, false)?;
                     continue;
                 }
             }
             em.close(
-                &mut b, &mut nodes, &mut view, budget, max_states, &mut edges,
+                id as u32, &mut b, &mut nodes, &mut view, budget, max_states, &mut edges,
             )?;
             ceiling.push(&mut finals, fin)?;
         }
@@ -539,7 +738,7 @@ impl TokenNfa {
                 end,
             )));
         }
-        Ok(Built::Whole(trim(&finals, &edges, &spans)))
+        Ok(Built::Whole(trim(&finals, &edges, &spans, &b.costs)))
     }
 }
 
@@ -559,6 +758,8 @@ impl TokenNfa {
             edges: rows,
             eps: Rows::empty(n),
             spans: vec![NO_SPAN; n],
+            edge_costs: Vec::new(),
+            eps_costs: Vec::new(),
         }
     }
     /// The automaton reading one terminal of each of `sets` in turn, then
@@ -596,6 +797,8 @@ impl TokenNfa {
                 edges,
                 eps,
                 spans,
+                edge_costs: Vec::new(),
+                eps_costs: Vec::new(),
             },
             to,
         )
@@ -663,6 +866,8 @@ fn raw_prefix(
             edges: out_edges,
             eps: out_eps,
             spans,
+            edge_costs: Vec::new(),
+            eps_costs: Vec::new(),
         },
         at,
     }
@@ -676,6 +881,10 @@ struct Emitter {
     memo: FxMap<Confs, Targets>,
     buckets: Vec<Confs>,
     touched: Vec<u32>,
+    /// Weighed builds: the ends of tagged lexemes, `(terminal, position,
+    /// seed)`, an ignored lexeme's labelled [`EPS`]: each (terminal,
+    /// position) is its own edge, weighing the bytes read at that position.
+    tagged: Vec<(u32, u32, Conf)>,
 }
 
 /// The most states (positions) a check's containers are sized for before
@@ -688,14 +897,26 @@ const PRESIZE_MAX: usize = 1 << 14;
 /// check).
 const MEMO_FROM: usize = 32;
 
-/// The states a closure became (its chunk part and each hole part).
-type Targets = SmallVec<[u32; 2]>;
+/// The states a closure became (its chunk part and each hole part), each
+/// with the fixed bytes swallowed on the way there (see
+/// [`TokenNfa::build_weighed`]; 0 otherwise).
+type Targets = SmallVec<[(u32, u32); 2]>;
 
 impl Emitter {
     /// Ends the lexeme of configuration `(p, l)`, if it can end.
     fn emit(&mut self, lexer: &Lexer, p: u32, l: u32) {
-        let e = lexer.emit[l as usize];
+        let e = lexer.emit[base(l) as usize];
         if e == LDEAD {
+            return;
+        }
+        if tagged(l) {
+            let l = base(l);
+            for &t in lexer.emits(l) {
+                self.tagged.push((t, p, conf(p, e)));
+            }
+            if lexer.skippable[l as usize] {
+                self.tagged.push((EPS, p, conf(p, e)));
+            }
             return;
         }
         for &t in lexer.emits(l) {
@@ -707,9 +928,12 @@ impl Emitter {
         }
     }
 
-    /// Closes every bucket; returns the sorted edges to the target states.
+    /// Closes every bucket; returns the sorted edges to the target states
+    /// (of state `src`).
+    #[allow(clippy::too_many_arguments)]
     fn close(
         &mut self,
+        src: u32,
         b: &mut Builder<'_>,
         nodes: &mut Nodes,
         view: &mut HoleView<'_>,
@@ -726,13 +950,13 @@ impl Emitter {
             seeds.sort_unstable();
             seeds.dedup();
             if let Some(targets) = self.memo.get(&**seeds) {
-                out.items.extend(targets.iter().map(|&n| (t, n)));
+                out.items.extend(targets.iter().map(|&(n, _)| (t, n)));
                 seeds.clear();
                 continue;
             }
             let set = b.closure(seeds, budget)?;
             let targets = nodes.intern_set(set, view, b, max_states)?;
-            out.items.extend(targets.iter().map(|&n| (t, n)));
+            out.items.extend(targets.iter().map(|&(n, _)| (t, n)));
             if b.swept >= MEMO_FROM {
                 nodes.ceiling.room_in_map(&self.memo)?;
                 self.memo.insert(std::mem::take(seeds), targets);
@@ -741,19 +965,86 @@ impl Emitter {
             }
         }
         self.touched.clear();
-        // The row's edges, sorted and deduplicated in place.
-        out.items[row..].sort_unstable();
-        let mut kept = row;
-        for j in row..out.items.len() {
-            if j == row || out.items[j] != out.items[kept - 1] {
-                out.items[kept] = out.items[j];
-                kept += 1;
-            }
+        sort_dedup(&mut out.items, row);
+        if !self.tagged.is_empty() {
+            self.close_tagged(src, row, b, nodes, view, budget, max_states, out)?;
         }
-        out.items.truncate(kept);
         out.end_row();
         Ok(())
     }
+
+    /// The edges of the tagged lexemes' ends (weighed builds), added to the
+    /// row of `src` begun at `row` (sorted, deduplicated): an edge that
+    /// also exists without swallowing weighs nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn close_tagged(
+        &mut self,
+        src: u32,
+        row: usize,
+        b: &mut Builder<'_>,
+        nodes: &mut Nodes,
+        view: &mut HoleView<'_>,
+        budget: &mut Budget,
+        max_states: usize,
+        out: &mut Rows<(u32, u32)>,
+    ) -> Result<()> {
+        self.tagged.sort_unstable();
+        let mut weighed = std::mem::take(&mut b.row);
+        weighed.clear();
+        let mut seeds = Confs::new();
+        let mut i = 0;
+        while i < self.tagged.len() {
+            let (t, p, _) = self.tagged[i];
+            seeds.clear();
+            while let Some(&(t2, p2, c)) = self.tagged.get(i) {
+                if (t2, p2) != (t, p) {
+                    break;
+                }
+                seeds.push(c);
+                i += 1;
+            }
+            seeds.dedup();
+            let set = b.closure(&seeds, budget)?;
+            let targets = nodes.intern_set(set, view, b, max_states)?;
+            let swallowed = p - b.chunk_start(p);
+            nodes.ceiling.reserve(&mut weighed, targets.len())?;
+            weighed.extend(targets.iter().map(|&(n, c)| (t, n, swallowed + c)));
+        }
+        self.tagged.clear();
+        weighed.sort_unstable();
+        let free = row..out.items.len();
+        out.reserve(nodes.ceiling, weighed.len())?;
+        let mut last = None;
+        for &(t, n, cost) in &weighed {
+            if last == Some((t, n)) {
+                continue; // a cheaper one came first
+            }
+            last = Some((t, n));
+            if out.items[free.clone()].binary_search(&(t, n)).is_ok() {
+                continue;
+            }
+            out.items.push((t, n));
+            if cost > 0 {
+                b.weigh_move(src, t, n, cost, nodes.ceiling)?;
+            }
+        }
+        b.row = weighed;
+        sort_dedup(&mut out.items, row);
+        Ok(())
+    }
+}
+
+/// Sorts `items[from..]` and removes its duplicates, in place.
+fn sort_dedup(items: &mut Vec<(u32, u32)>, from: usize) {
+    items[from..].sort_unstable();
+    let mut kept = from;
+    for j in from..items.len() {
+        if j == from || items[j] != items[kept - 1] {
+            items[kept] = items[j];
+            kept += 1;
+        }
+    }
+    items.truncate(kept);
 }
 
 /// A state of the token automaton before trimming.
@@ -764,8 +1055,11 @@ enum Node {
     /// A set of chunk configurations (determinised within the chunk).
     Chunk(Confs),
     /// A hole position, a closed set of lexer states (id in the check's
-    /// [`HoleView`]) and, in a limited hole, the bytes spent so far.
-    Hole(u32, u32, Spent),
+    /// [`HoleView`]), in a limited hole the bytes spent so far, and, in a
+    /// weighed build, which lexemes in progress entered the hole from
+    /// before it (`0`: none, all lexemes in progress at its exits began in
+    /// it; `k`: [`Builder::carry_set`]).
+    Hole(u32, u32, Spent, u32),
 }
 
 /// Fills of at most this many bytes are limited as asked (the hole's states
@@ -830,7 +1124,7 @@ impl Node {
             Node::Chunk(set) => set
                 .iter()
                 .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
-            &Node::Hole(p, _, _) => (p, p),
+            &Node::Hole(p, _, _, _) => (p, p),
         }
     }
 }
@@ -839,16 +1133,17 @@ struct Nodes {
     kinds: Vec<Node>,
     /// Chunk (and start) states by their configurations.
     ids: FxMap<Node, u32>,
-    /// Hole states by (position, set, bytes spent): a smaller key, and most
-    /// lookups are of hole states (one per terminal a hole state emits).
-    hole_ids: FxMap<(u32, u32, u32), u32>,
+    /// Hole states by (position, set, bytes spent, carry set): a smaller
+    /// key, and most lookups are of hole states (one per terminal a hole
+    /// state emits).
+    hole_ids: FxMap<(u32, u32, u32, u32), u32>,
     ceiling: Ceiling,
 }
 
 impl Nodes {
     fn intern(&mut self, n: Node, max_states: usize) -> Result<u32> {
         let found = match &n {
-            &Node::Hole(p, set, used) => self.hole_ids.get(&(p, set, used.0)),
+            &Node::Hole(p, set, used, carry) => self.hole_ids.get(&(p, set, used.0, carry)),
             n => self.ids.get(n),
         };
         if let Some(&id) = found {
@@ -866,9 +1161,9 @@ impl Nodes {
         }
         let id = self.kinds.len() as u32;
         match n {
-            Node::Hole(p, set, used) => {
+            Node::Hole(p, set, used, carry) => {
                 self.ceiling.room_in_map(&self.hole_ids)?;
-                self.hole_ids.insert((p, set, used.0), id);
+                self.hole_ids.insert((p, set, used.0, carry), id);
             }
             _ => {
                 self.ceiling.room_in_map(&self.ids)?;
@@ -880,32 +1175,47 @@ impl Nodes {
     }
 
     /// The states of a closure: its chunk part (if any) and each hole part
-    /// (those of the builder's last closure).
+    /// (those of the builder's last closure), with the bytes swallowed on
+    /// the way: a hole part entered by lexemes that began in an earlier
+    /// hole (weighed builds) weighs the chunk they read to get there.
     fn intern_set(
         &mut self,
         chunk: Confs,
         view: &mut HoleView<'_>,
-        b: &Builder<'_>,
+        b: &mut Builder<'_>,
         max_states: usize,
     ) -> Result<Targets> {
         let mut out = Targets::new();
         if !chunk.is_empty() {
-            out.push(self.intern(Node::Chunk(chunk), max_states)?);
+            out.push((self.intern(Node::Chunk(chunk), max_states)?, 0));
         }
         let w = b.lx.words;
-        for (i, &(p, carry)) in b.holes.iter().enumerate() {
+        for i in 0..b.holes.len() {
+            let (p, carry, began_before) = b.holes[i];
             let bits = &b.hole_bits[i * w..(i + 1) * w];
             let id = view.intern(bits, b.follow(p), b.keep_after(p));
             let used = Spent::enter(b.limit_at(p), carry);
-            out.push(self.intern(Node::Hole(p, id, used), max_states)?);
+            let (from_before, cost) = match (began_before, b.weigh) {
+                (true, _) => (0, p - b.chunk_start(p)),
+                (false, true) => (b.intern_carry(i, &view.bits(id), self.ceiling)?, 0),
+                (false, false) => (0, 0),
+            };
+            let node = Node::Hole(p, id, used, from_before);
+            out.push((self.intern(node, max_states)?, cost));
         }
         Ok(out)
     }
 }
 
 /// Keeps the states that can reach a final state (all are reachable from
-/// 0), in their order; edges labelled [`EPS`] become the ε-moves.
-fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
+/// 0), in their order; edges labelled [`EPS`] become the ε-moves; `costs`
+/// weighs the moves `(from, label, to)` that swallow bytes (empty: none).
+fn trim(
+    finals: &[bool],
+    edges: &Rows<(u32, u32)>,
+    spans: &[Span],
+    costs: &FxMap<(u32, u32, u32), u32>,
+) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
     // `rev[rev_at[d]..rev_at[d + 1]]`.
@@ -941,6 +1251,8 @@ fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
             edges: Rows::empty(0),
             eps: Rows::empty(0),
             spans: Vec::new(),
+            edge_costs: Vec::new(),
+            eps_costs: Vec::new(),
         };
     }
     // The live states keep their order. The construction numbers states
@@ -954,17 +1266,37 @@ fn trim(finals: &[bool], edges: &Rows<(u32, u32)>, spans: &[Span]) -> TokenNfa {
             order.push(s as u32);
         }
     }
-    let live = order.iter().map(|&s| edges.row(s as usize));
-    let (out_edges, out_eps) = split_eps(live, edges.n_items(), |d| {
+    let rename = |d: u32| {
         let d = new_id[d as usize];
         (d != u32::MAX).then_some(d)
-    });
+    };
+    let live = order.iter().map(|&s| edges.row(s as usize));
+    let (out_edges, out_eps) = split_eps(live, edges.n_items(), rename);
+    // The weights, in the same order as the moves kept.
+    let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
+    if !costs.is_empty() {
+        edge_costs.reserve(out_edges.n_items());
+        eps_costs.reserve(out_eps.n_items());
+        for &s in &order {
+            for &(t, d) in edges.row(s as usize) {
+                if rename(d).is_some() {
+                    let c = costs.get(&(s, t, d)).copied().unwrap_or(0);
+                    match t {
+                        EPS => eps_costs.push(c),
+                        _ => edge_costs.push(c),
+                    }
+                }
+            }
+        }
+    }
     TokenNfa {
         start: 0,
         finals: order.iter().map(|&s| finals[s as usize]).collect(),
         edges: out_edges,
         eps: out_eps,
         spans: order.iter().map(|&s| spans[s as usize]).collect(),
+        edge_costs,
+        eps_costs,
     }
 }
 
@@ -1013,6 +1345,9 @@ struct Builder<'a> {
     limits: &'a [Option<usize>],
     /// Building a prefix ([`Frontier`]): configurations at the end stay.
     prefix: bool,
+    /// Weighing moves by the bytes they swallow
+    /// ([`TokenNfa::build_weighed`]): lexer states may carry [`TAG`].
+    weigh: bool,
     /// Scratch for [`Builder::closure`]: sorted seeds, the lexer states at
     /// the current and next position, and their stamps per lexer state.
     stack: Vec<Conf>,
@@ -1021,15 +1356,112 @@ struct Builder<'a> {
     mark: Vec<u32>,
     tick: u32,
     /// The hole parts of the last closure: `(hole position, whether a
-    /// lexeme in progress enters it)`, by position, and their lexer-state
-    /// bitsets (`lx.words` words each, in the same order).
-    holes: Vec<(u32, bool)>,
+    /// lexeme in progress enters it, whether those lexemes began in an
+    /// earlier hole)` (weighed builds split a hole's part by the last), by
+    /// position, and their lexer-state bitsets (`lx.words` words each, in
+    /// the same order).
+    holes: Vec<(u32, bool, bool)>,
     hole_bits: Vec<u64>,
+    /// Weighed builds: per hole part, the byte-only reach of the lexemes
+    /// in progress that entered it from before it (as `hole_bits`).
+    carry_bits: Vec<u64>,
     /// The configurations the last closure visited.
     swept: usize,
+    /// Weighed builds: the hole positions, ascending.
+    hole_at: Vec<u32>,
+    /// Weighed builds: [`Builder::byte_reach`] per lexer state.
+    reach: FxMap<u32, Vec<u64>>,
+    /// Weighed builds: the carry sets of hole states (id `k` is
+    /// `carry_sets[k - 1]`; see [`Node::Hole`]).
+    carries: FxMap<Vec<u64>, u32>,
+    carry_sets: Vec<Vec<u64>>,
+    /// Weighed builds: the moves `(from, label, to)` that swallow bytes,
+    /// and how many.
+    costs: FxMap<(u32, u32, u32), u32>,
+    /// Scratch for [`Emitter::close_tagged`].
+    row: Vec<(u32, u32, u32)>,
 }
 
 impl Builder<'_> {
+    /// The position after the last hole before `p` (0 if none): where a
+    /// lexeme in progress at `p` that began in a hole started reading text.
+    fn chunk_start(&self, p: u32) -> u32 {
+        match self.hole_at.partition_point(|&h| h < p) {
+            0 => 0,
+            i => self.hole_at[i - 1] + 1,
+        }
+    }
+
+    /// Records that the move `(from, label, to)` swallows `cost` bytes.
+    fn weigh_move(
+        &mut self,
+        from: u32,
+        label: u32,
+        to: u32,
+        cost: u32,
+        ceiling: Ceiling,
+    ) -> crate::budget::Fits {
+        ceiling.room_in_map(&self.costs)?;
+        let c = self.costs.entry((from, label, to)).or_insert(cost);
+        *c = (*c).min(cost);
+        Ok(())
+    }
+
+    /// Computes, into `reach`, the lexer states reachable from `l` by bytes
+    /// alone (its lexeme going on, no lexeme ended), as a bitset.
+    fn byte_reach(&mut self, l: u32, budget: &mut Budget) -> Result<()> {
+        if !self.reach.contains_key(&l) {
+            let lx = self.lx;
+            let mut bits = vec![0u64; lx.words];
+            bits[l as usize / 64] |= 1 << (l % 64);
+            let mut stack = vec![l];
+            while let Some(x) = stack.pop() {
+                budget.spend(lx.n_classes() as u64)?;
+                for c in 0..lx.n_classes() {
+                    let n = lx.next_class(x, c);
+                    if n != LDEAD && bits[n as usize / 64] & (1 << (n % 64)) == 0 {
+                        bits[n as usize / 64] |= 1 << (n % 64);
+                        stack.push(n);
+                    }
+                }
+            }
+            budget.ceiling().room_in_map(&self.reach)?;
+            budget.ceiling().admit(lx.words * 8)?;
+            self.reach.insert(l, bits);
+        }
+        Ok(())
+    }
+
+    /// The carry id of hole part `i` of the last closure whose (masked)
+    /// set is `set`: 0 if no lexeme that entered it from before it is in
+    /// the set, else the id of those states.
+    fn intern_carry(&mut self, i: usize, set: &[u64], ceiling: Ceiling) -> Fits<u32> {
+        let w = self.lx.words;
+        let mut carry: Vec<u64> = self.carry_bits[i * w..(i + 1) * w]
+            .iter()
+            .zip(set)
+            .map(|(a, b)| a & b)
+            .collect();
+        if carry.iter().all(|&x| x == 0) {
+            return Ok(0);
+        }
+        if let Some(&k) = self.carries.get(&carry) {
+            return Ok(k);
+        }
+        carry.shrink_to_fit();
+        ceiling.room_in_map(&self.carries)?;
+        ceiling.admit(w * 16)?;
+        self.carry_sets.push(carry.clone());
+        let k = self.carry_sets.len() as u32;
+        self.carries.insert(carry, k);
+        Ok(k)
+    }
+
+    /// The lexer states of carry id `k` (see [`Builder::intern_carry`]).
+    fn carry_set(&self, k: u32) -> Option<&[u64]> {
+        (k > 0).then(|| self.carry_sets[k as usize - 1].as_slice())
+    }
+
     /// The byte limit of the hole at `p` (`None`: unlimited, or a limit
     /// above [`MAX_LIMIT`]).
     fn limit_at(&self, p: u32) -> Option<u32> {
@@ -1079,8 +1511,12 @@ impl Builder<'_> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
+        let n_states = lx.len();
+        // A tagged state's stamp is kept past the untagged ones'.
+        let slot = |x: u32| base(x) as usize + (x >> 31) as usize * n_states;
         self.holes.clear();
         self.hole_bits.clear();
+        self.carry_bits.clear();
         self.swept = 0;
         let mut chunk = Confs::new();
         let ceiling = budget.ceiling();
@@ -1115,20 +1551,43 @@ impl Builder<'_> {
                     break;
                 }
                 si += 1;
-                if self.mark[l as usize] != here {
-                    self.mark[l as usize] = here;
+                if self.mark[slot(l)] != here {
+                    self.mark[slot(l)] = here;
                     cur.push(l);
                 }
             }
             if p < end && self.layout.is_hole(p) {
-                // The sweep reaches each position once, in order.
-                let hi = self.holes.len();
-                self.holes.push((p, false));
-                ceiling.reserve(&mut self.hole_bits, w)?;
-                self.hole_bits.resize((hi + 1) * w, 0);
-                for &l in &cur {
+                // The sweep reaches each position once, in order. A
+                // weighed build gives the lexemes that began in an
+                // earlier hole a part of their own.
+                let mut parts = [usize::MAX; 2];
+                for &x in &cur {
                     budget.spend(1)?;
-                    self.holes[hi].1 |= !lx.is_fresh(l);
+                    let (l, t) = (base(x), tagged(x));
+                    let hi = match parts[t as usize] {
+                        usize::MAX => {
+                            let hi = self.holes.len();
+                            self.holes.push((p, false, t));
+                            ceiling.reserve(&mut self.hole_bits, w)?;
+                            self.hole_bits.resize((hi + 1) * w, 0);
+                            if self.weigh {
+                                ceiling.reserve(&mut self.carry_bits, w)?;
+                                self.carry_bits.resize((hi + 1) * w, 0);
+                            }
+                            parts[t as usize] = hi;
+                            hi
+                        }
+                        hi => hi,
+                    };
+                    let fresh = lx.is_fresh(l);
+                    self.holes[hi].1 |= !fresh;
+                    if self.weigh && !t && !fresh {
+                        self.byte_reach(l, budget)?;
+                        let reach = &self.reach[&l];
+                        for (b, c) in self.carry_bits[hi * w..].iter_mut().zip(reach) {
+                            *b |= c;
+                        }
+                    }
                     let bits = &mut self.hole_bits[hi * w..];
                     if bits[l as usize / 64] & (1 << (l % 64)) != 0 {
                         continue;
@@ -1151,7 +1610,9 @@ impl Builder<'_> {
             while i < cur.len() {
                 budget.spend(1)?;
                 let l = cur[i];
-                if lx.skippable[l as usize] {
+                // A tagged ignored lexeme ends by a weighed ε-move instead
+                // (see `Emitter::emit`).
+                if !tagged(l) && lx.skippable[l as usize] {
                     let e = lx.emit[l as usize];
                     if self.mark[e as usize] != here {
                         self.mark[e as usize] = here;
@@ -1168,9 +1629,10 @@ impl Builder<'_> {
                 }
                 chunk.push(conf(p, l));
                 if p < end {
-                    let n = lx.next(l, self.layout.byte(p));
-                    if n != LDEAD && self.mark[n as usize] != there {
-                        self.mark[n as usize] = there;
+                    let n = lx.next(base(l), self.layout.byte(p));
+                    let n = if n == LDEAD { n } else { n | (l & TAG) };
+                    if n != LDEAD && self.mark[slot(n)] != there {
+                        self.mark[slot(n)] = there;
                         next.push(n);
                     }
                 }
@@ -1188,6 +1650,7 @@ impl Builder<'_> {
         let prefix = self.prefix;
         chunk.retain(|c| {
             let (p, l) = unpack(*c);
+            let l = base(l);
             lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
         });
         chunk.sort_unstable();
