@@ -959,6 +959,13 @@ pub struct LimitArgs {
     #[arg(long, conflicts_with = "witness_effort")]
     pub first_witness: bool,
 
+    /// Let the witness swallow text: take the one with the fewest
+    /// terminals even when a fill opens a comment or string that turns the
+    /// text after it into that lexeme (by default the witness has the
+    /// fewest terminals plus swallowed bytes).
+    #[arg(long)]
+    pub witness_may_swallow: bool,
+
     /// How much more work than finding a first witness the search may spend
     /// to prove a witness shortest, as a multiple (default 2, and 0 for
     /// partial outputs with more than 8 holes, where the proof is out of

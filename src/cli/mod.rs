@@ -224,6 +224,7 @@ fn config(limits: Option<&args::LimitArgs>) -> Config {
         return c;
     };
     c.shortest_witness = !l.first_witness;
+    c.count_swallowed = !l.witness_may_swallow;
     if let Some(e) = l.witness_effort {
         c.witness_effort = e;
         c.canvas_witness_effort = e;

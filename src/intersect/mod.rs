@@ -95,6 +95,9 @@ pub(crate) struct Witness {
     pub(crate) path: Vec<(u32, u32)>,
     /// Whether no word has fewer terminals (the search reached its fixpoint).
     pub(crate) shortest: bool,
+    /// On a weighed automaton: the text bytes the path swallows (0
+    /// otherwise), the fewest the path's fills can swallow.
+    pub(crate) swallowed: u32,
 }
 
 /// A grammar indexed for the emptiness search. Built once per grammar.
@@ -404,6 +407,7 @@ impl Intersector {
             return Ok(Some(Witness {
                 path: Vec::new(),
                 shortest: true,
+                swallowed: 0,
             }));
         }
         self.check_sizes(dfa)?;
@@ -413,13 +417,15 @@ impl Intersector {
         };
         let chart = earley::search(self, dfa, budget, until, order)?;
         if chart.goal.is_none() {
-            return Ok(empty.map(|_| Witness {
+            return Ok(empty.map(|swallowed| Witness {
                 path: Vec::new(),
                 shortest: chart.fixpoint,
+                swallowed,
             }));
         }
         let word = shortest::witness(self, dfa, &chart, budget, max_terminals, empty)?;
-        Ok(word.map(|path| Witness {
+        Ok(word.map(|(path, cost)| Witness {
+            swallowed: cost.saturating_sub(path.len() as u32),
             path,
             shortest: chart.fixpoint,
         }))

@@ -30,6 +30,9 @@ const BUCKETS: usize = 1 << 16;
 /// The most triples phase 2's tables are sized for before they are used.
 const PRESIZE_MAX: usize = 1 << 16;
 
+/// `(terminal, state of D it leaves)` along an accepting path.
+type Path = Vec<(u32, u32)>;
+
 /// Why a triple is generating.
 #[derive(Clone, Copy, Debug)]
 enum Reason {
@@ -42,7 +45,8 @@ enum Reason {
 }
 
 /// A shortest word of `L(G) ∩ L(D)`, given phase 1's chart, as
-/// `(terminal, state of D it leaves)` pairs along one accepting path.
+/// `(terminal, state of D it leaves)` pairs along one accepting path, and
+/// its cost (terminals, plus swallowed bytes on a weighed automaton).
 ///
 /// On a weighed automaton ([`TokenNfa::build_weighed`]) "shortest" counts
 /// terminals plus the bytes the path's moves swallow: a terminal edge costs
@@ -58,7 +62,7 @@ pub(crate) fn witness(
     budget: &mut Budget,
     max_terminals: u32,
     empty: Option<u32>,
-) -> Result<Option<Vec<(u32, u32)>>> {
+) -> Result<Option<(Path, u32)>> {
     let ceiling = budget.ceiling();
     // Tables sized for the triples phase 1 completed (and about as many
     // terminal edges), up to a bound: growing them from empty rehashed each
@@ -165,10 +169,10 @@ pub(crate) fn witness(
             }
         }
     }
-    let goal_key = match best {
+    let (goal_key, total) = match best {
         None => return Ok(None),
-        Some((None, _)) => return Ok(Some(Vec::new())),
-        Some((Some(k), _)) => k,
+        Some((None, c)) => return Ok(Some((Vec::new(), c))),
+        Some((Some(k), c)) => (k, c),
     };
     // At least the number of terminals (weighed: plus swallowed bytes).
     let length = queue.entries[queue.index[&goal_key] as usize].cost;
@@ -206,7 +210,7 @@ pub(crate) fn witness(
         }
     }
     debug_assert!(word.iter().all(|&(t, _)| t < g.n_terms));
-    Ok(Some(word))
+    Ok(Some((word, total)))
 }
 
 /// One triple of the search.

@@ -26,6 +26,12 @@ const NONE: u32 = u32::MAX;
 /// The weight of the estimate in the search's priority (see [`fills_for`]).
 const WEIGHT: u32 = 2;
 
+/// What a swallowed text byte (read by a lexeme that began in a hole; see
+/// `TokenNfa::build_weighed`) costs in the search's priority, in moves,
+/// beyond the bound on them: small, so that a fill that must swallow is
+/// not searched for behind every fill that swallows less.
+const SWALLOW: usize = 2;
+
 /// One node of the search: where, in which lexer state (tagged while its
 /// lexeme began in a hole), how many terminals emitted, how many text bytes
 /// swallowed so far, how it was reached (parent index and the hole byte
@@ -41,14 +47,18 @@ struct Node {
 }
 
 /// Visited sets, with the fewest swallowed bytes each state was queued
-/// with (plus one; 0: not yet): dense per `(hole position, i)` block,
-/// hashed in chunks. A state is queued again only with fewer.
+/// with (a [`Mark`]): dense per `(hole position, i)` block, hashed in
+/// chunks. A state is queued again only with fewer.
 struct Visited {
     n_states: usize,
-    blocks: FxMap<(u32, u32), Vec<u32>>,
-    chunk: FxMap<(u32, u32, u32), u32>,
+    blocks: FxMap<(u32, u32), Vec<Mark>>,
+    chunk: FxMap<(u32, u32, u32), Mark>,
     ceiling: Ceiling,
 }
+
+/// The fewest swallowed bytes a state was queued with, plus one (0: not
+/// yet), saturating: from `Mark::MAX - 1` on, a state is queued once.
+type Mark = u8;
 
 impl Visited {
     /// Marks `(p, l, i)` (`l` possibly tagged) as queued with `swallowed`
@@ -58,20 +68,18 @@ impl Visited {
             let at = slot(self.n_states, l);
             Ok(improve(&mut self.block(p, i)?[at], swallowed))
         } else {
-            if !self.chunk.contains_key(&(p, l, i)) {
-                self.ceiling.room_in_map(&self.chunk)?;
-            }
+            self.ceiling.room_in_map(&self.chunk)?;
             Ok(improve(self.chunk.entry((p, l, i)).or_insert(0), swallowed))
         }
     }
 
     /// The dense block of hole position `p` after `i` terminals (untagged
     /// lexer states, then tagged ones).
-    fn block(&mut self, p: u32, i: u32) -> Fits<&mut Vec<u32>> {
+    fn block(&mut self, p: u32, i: u32) -> Fits<&mut Vec<Mark>> {
         let n = 2 * self.n_states;
         if !self.blocks.contains_key(&(p, i)) {
             self.ceiling.room_in_map(&self.blocks)?;
-            self.ceiling.admit(n * 4)?;
+            self.ceiling.admit(n)?;
         }
         Ok(self.blocks.entry((p, i)).or_insert_with(|| vec![0; n]))
     }
@@ -80,18 +88,20 @@ impl Visited {
 /// Records `swallowed` in a visited mark (fewest plus one, 0: none); true
 /// if it is fewer than before.
 #[inline]
-fn improve(mark: &mut u32, swallowed: u32) -> bool {
-    if *mark != 0 && *mark - 1 <= swallowed {
+fn improve(mark: &mut Mark, swallowed: u32) -> bool {
+    let m = swallowed.saturating_add(1).min(Mark::MAX as u32) as Mark;
+    if *mark != 0 && *mark <= m {
         return false;
     }
-    *mark = swallowed.saturating_add(1);
+    *mark = m;
     true
 }
 
-/// Whether a visited mark says queued with at most `swallowed` bytes.
+/// Whether a visited mark says queued with at most `swallowed` bytes (or
+/// saturated).
 #[inline]
-fn queued_with(mark: u32, swallowed: u32) -> bool {
-    mark != 0 && mark - 1 <= swallowed
+fn queued_with(mark: Mark, swallowed: u32) -> bool {
+    mark != 0 && mark as u32 <= swallowed.saturating_add(1).min(Mark::MAX as u32)
 }
 
 /// The index of a possibly tagged lexer state among `2 n` (untagged first).
@@ -100,61 +110,54 @@ fn slot(n: usize, l: u32) -> usize {
     base(l) as usize + tagged(l) as usize * n
 }
 
-/// The search's queue: nodes by fewest swallowed bytes first (one level
-/// each, created as reached), then by priority `f` in a bucket queue per
-/// level. Swallowed bytes never decrease along a move, so the level being
-/// searched only goes up; within a level `f` may decrease along a move
-/// (the estimate is weighted) and the level's cursor moves back then.
+/// The search's queue, by priority `f`: a bucket queue below [`BUCKETS`]
+/// (O(1) a node; `f` may decrease along a move, the estimate being
+/// weighted, and the cursor moves back then), a binary heap above (a fill
+/// that must swallow much of a long text).
 struct Queue {
-    levels: Vec<Level>,
-    /// The lowest level that may hold nodes.
-    low: usize,
-    ceiling: Ceiling,
-}
-
-#[derive(Default)]
-struct Level {
     buckets: Vec<Vec<u32>>,
     cursor: usize,
     len: usize,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(usize, u32)>>,
+    ceiling: Ceiling,
 }
 
+/// Priorities below this are kept in a bucket each.
+const BUCKETS: usize = 1 << 18;
+
 impl Queue {
-    fn push(&mut self, swallowed: u32, f: usize, node: u32) -> Fits {
-        let lv = swallowed as usize;
-        if self.levels.len() <= lv {
-            self.ceiling
-                .admit((lv + 1 - self.levels.len()) * std::mem::size_of::<Level>())?;
-            self.levels.resize_with(lv + 1, Level::default);
+    fn push(&mut self, f: usize, node: u32) -> Fits {
+        if f >= BUCKETS {
+            if self.heap.len() == self.heap.capacity() {
+                let entry = std::mem::size_of::<(usize, u32)>();
+                self.ceiling
+                    .admit(self.heap.capacity().max(4).saturating_mul(2 * entry))?;
+            }
+            self.heap.push(std::cmp::Reverse((f, node)));
+            return Ok(());
         }
-        let level = &mut self.levels[lv];
-        if level.buckets.len() <= f {
+        if self.buckets.len() <= f {
             self.ceiling.admit(
-                (f + 1 - level.buckets.len()).saturating_mul(std::mem::size_of::<Vec<u32>>()),
+                (f + 1 - self.buckets.len()).saturating_mul(std::mem::size_of::<Vec<u32>>()),
             )?;
-            level.buckets.resize_with(f + 1, Vec::new);
+            self.buckets.resize_with(f + 1, Vec::new);
         }
-        if level.len == 0 || f < level.cursor {
-            level.cursor = f;
+        if self.len == 0 || f < self.cursor {
+            self.cursor = f;
         }
-        level.len += 1;
-        self.low = self.low.min(lv);
-        self.ceiling.push(&mut level.buckets[f], node)
+        self.len += 1;
+        self.ceiling.push(&mut self.buckets[f], node)
     }
 
     fn pop(&mut self) -> Option<u32> {
-        while let Some(level) = self.levels.get_mut(self.low) {
-            if level.len == 0 {
-                self.low += 1;
-                continue;
-            }
-            while level.buckets[level.cursor].is_empty() {
-                level.cursor += 1;
-            }
-            level.len -= 1;
-            return level.buckets[level.cursor].pop();
+        if self.len == 0 {
+            return self.heap.pop().map(|std::cmp::Reverse((_, n))| n);
         }
-        None
+        while self.buckets[self.cursor].is_empty() {
+            self.cursor += 1;
+        }
+        self.len -= 1;
+        self.buckets[self.cursor].pop()
     }
 }
 
@@ -164,13 +167,15 @@ impl Queue {
 /// witness path): the search emits it nowhere else, so each position is
 /// visited with the few terminal counts whose spans cover it instead of all
 /// of them (which made the search quadratic on canvases with many holes).
-/// Of the fills it finds, it takes one that swallows the fewest text bytes
-/// (read by a lexeme that began in a hole), then a short one.
+/// It looks only at fills that swallow at most `max_swallowed` text bytes
+/// (read by a lexeme that began in a hole: what the witness path swallows,
+/// the fewest its fills can), preferring fewer, then short fills.
 pub(crate) fn fills_for(
     lexer: &Lexer,
     partial: &Partial,
     word: &[u32],
     at: &[Span],
+    max_swallowed: u32,
     budget: &mut Budget,
 ) -> Result<Option<Vec<Vec<u8>>>> {
     debug_assert_eq!(word.len(), at.len());
@@ -179,6 +184,7 @@ pub(crate) fn fills_for(
     let is_hole = |p: u32| p < end && layout.is_hole(p);
     let ceiling = budget.ceiling();
     let n_states = lexer.len();
+    let track = max_swallowed != u32::MAX;
     let mut visited = Visited {
         n_states,
         blocks: FxMap::default(),
@@ -221,12 +227,16 @@ pub(crate) fn fills_for(
     let too_late = |p: u32, i: u32| at.get(i as usize).is_some_and(|&(_, last)| p > last);
     let remaining =
         |p: u32, i: u32| word.len() as u32 - i.min(word.len() as u32) + text_after[p as usize];
+    let first = ((WEIGHT * remaining(0, 0)) as usize).min(BUCKETS - 1);
+    ceiling.admit((first + 1).saturating_mul(std::mem::size_of::<Vec<u32>>()))?;
     let mut queue = Queue {
-        levels: Vec::new(),
-        low: 0,
+        buckets: vec![Vec::new(); first + 1],
+        cursor: 0,
+        len: 0,
+        heap: Default::default(),
         ceiling,
     };
-    queue.push(0, (WEIGHT * remaining(0, 0)) as usize, 0)?;
+    queue.push((WEIGHT * remaining(0, 0)) as usize, 0)?;
     let goal = loop {
         let Some(me) = queue.pop() else {
             return Ok(None);
@@ -239,19 +249,28 @@ pub(crate) fn fills_for(
         if p == end && !tagged(l) && lexer.is_fresh(l) && i as usize == word.len() {
             break me;
         }
-        // Queued again since with fewer swallowed bytes: that one goes on.
-        let mark = match is_hole(p) {
-            true => visited.block(p, i)?[slot(n_states, l)],
-            false => visited.chunk.get(&(p, l, i)).copied().unwrap_or(0),
-        };
-        if mark != swallowed + 1 {
-            continue;
+        // Queued again since with fewer swallowed bytes: that one goes on
+        // (never when none are).
+        if swallowed > 0 {
+            let mark = match is_hole(p) {
+                true => visited.block(p, i)?[slot(n_states, l)],
+                false => visited.chunk.get(&(p, l, i)).copied().unwrap_or(0),
+            };
+            if (mark as u32) < swallowed.saturating_add(1).min(Mark::MAX as u32) {
+                continue;
+            }
         }
-        let f_of = |p2: u32, i2: u32| (depth + 1 + WEIGHT * remaining(p2, i2)) as usize;
+        // A swallowed byte costs `SWALLOW` moves.
+        let f_of = |p2: u32, i2: u32, sw: u32| {
+            (depth as usize + 1) + (WEIGHT * remaining(p2, i2)) as usize + SWALLOW * sw as usize
+        };
         let mut push =
             |nodes: &mut Vec<Node>, queue: &mut Queue, p: u32, l: u32, i: u32, swallowed: u32| {
-                if !too_late(p, i) && visited.insert(is_hole(p), p, l, i, swallowed)? {
-                    queue.push(swallowed, f_of(p, i), nodes.len() as u32)?;
+                if swallowed <= max_swallowed
+                    && !too_late(p, i)
+                    && visited.insert(is_hole(p), p, l, i, swallowed)?
+                {
+                    queue.push(f_of(p, i, swallowed), nodes.len() as u32)?;
                     let node = Node {
                         depth: depth + 1,
                         p,
@@ -266,7 +285,7 @@ pub(crate) fn fills_for(
                 Fits::Ok(())
             };
         // `l` is tagged while its lexeme began in a hole: each text byte it
-        // reads is swallowed.
+        // reads is swallowed (tracked only under a bound).
         let (tag, l) = (l & TAG, base(l));
         let e = lexer.emit[l as usize];
         if e != LDEAD {
@@ -285,8 +304,8 @@ pub(crate) fn fills_for(
                 push(&mut nodes, &mut queue, p + 1, l | tag, i, swallowed)?;
                 budget.spend(lexer.n_classes() as u64)?;
                 // A lexeme begun here is tagged.
-                let tag = if lexer.is_fresh(l) { TAG } else { tag };
-                let f = f_of(p, i);
+                let tag = if track && lexer.is_fresh(l) { TAG } else { tag };
+                let f = f_of(p, i, swallowed);
                 // Byte steps stay in this hole's (p, i) block: look it up once.
                 let block = visited.block(p, i)?;
                 for c in 0..lexer.n_classes() {
@@ -303,7 +322,7 @@ pub(crate) fn fills_for(
                     {
                         continue;
                     }
-                    queue.push(swallowed, f, nodes.len() as u32)?;
+                    queue.push(f, nodes.len() as u32)?;
                     let node = Node {
                         depth: depth + 1,
                         p,
