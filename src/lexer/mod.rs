@@ -45,6 +45,21 @@
 //! linear in the text times the number of live configurations per position
 //! (small in practice), plus the hole exits.
 //!
+//! # Witnesses that swallow text
+//!
+//! The fewest-terminals completion is often degenerate: a fill that opens a
+//! comment or a string literal turns the text after it into one lexeme (one
+//! terminal, or none), so on C++ most such witnesses commented code out.
+//! `TokenNfa::build_weighed` builds the same automaton with every move
+//! weighed by the text bytes it *swallows* — read by a lexeme that began in
+//! a hole — by tagging the lexer states of such lexemes in the
+//! configurations (tagged and untagged ones are kept apart where that would
+//! lose the weight: each ending position of a tagged lexeme is its own
+//! edge, a tagged lexeme entering the next hole has its own hole state).
+//! The witness search then minimises terminals plus swallowed bytes, and
+//! the realiser fills the word within the path's swallowed bytes. Only
+//! witnesses use it; `check` builds the plain automaton.
+//!
 //! # Holes of limited size
 //!
 //! A hole may come with a limit on its fill's bytes (a diffusion canvas's

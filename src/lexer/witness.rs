@@ -3,16 +3,20 @@
 //!
 //! Weighted A* search (unit moves, estimate: one move per terminal still to
 //! emit, per text byte still to read and per hole still to leave, weighted
-//! by [`WEIGHT`]), constrained to the witness path's spans,
-//! over `(position, lexer state, terminals emitted)`:
+//! by [`WEIGHT`]), constrained to the witness path's spans and to at most
+//! the text bytes the path swallows (see [`TokenNfa::build_weighed`](super::TokenNfa::build_weighed)),
+//! over `(position, lexer state, terminals emitted)`, the lexer state
+//! tagged while its lexeme began in a hole:
 //! chunk bytes are forced, hole bytes are free (one representative per byte
 //! class, readable ASCII preferred), ignored lexemes may be skipped and each
 //! emission must match the next terminal. States are marked when first
-//! queued, and the estimate is weighted, so the fill found is short (at most
-//! twice the fewest moves, within a few percent of them in practice) while
-//! far fewer states are explored than breadth-first. Inside holes the visited set is a dense
-//! array per `(hole, terminals emitted)` — the search touches most lexer
-//! states there — and a hash set elsewhere. Cost: bounded by the budget.
+//! queued (again only with fewer swallowed bytes; each swallowed byte
+//! costs [`SWALLOW`] moves in the priority), and the estimate is weighted,
+//! so the fill found is short (at most twice the fewest moves, within a
+//! few percent of them in practice) while far fewer states are explored
+//! than breadth-first. Inside holes the visited set is a dense array per
+//! `(hole, terminals emitted)` — the search touches most lexer states
+//! there — and a hash map elsewhere. Cost: bounded by the budget.
 
 use super::build::{Lexer, LDEAD};
 use super::tokens::{base, tagged, Layout, Span, TAG};
