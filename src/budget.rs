@@ -74,6 +74,17 @@ impl Budget {
         }
     }
 
+    /// A budget for a part of the work: at most `units` of what is left
+    /// here, under the same memory limit, not a trial (a search stops
+    /// short of it where it can). Charge what it spent with
+    /// [`Budget::charge`].
+    pub(crate) fn part(&self, units: u64) -> Budget {
+        Budget {
+            trial: false,
+            ..self.trial(units)
+        }
+    }
+
     /// Whether this is a trial run's budget: running out of it is how a
     /// trial learns it runs long, so a search should not stop short of it.
     pub(crate) fn is_trial(&self) -> bool {

@@ -620,6 +620,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
 
+    /// Time `completable_best` (the witness a decoder finishes from: the
+    /// search goes on toward its fixpoint for up to half the budget)
+    /// instead of `completable`.
+    #[arg(long)]
+    pub best: bool,
+
     /// Times each case's `check` and `completable` are run; the fastest run
     /// is the case's time ("warm, best of N"; 1: one cold run per case).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]

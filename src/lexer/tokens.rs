@@ -404,6 +404,55 @@ impl TokenNfa {
         (!self.edge_costs.is_empty()).then(|| self.edges.slice(s as usize, &self.edge_costs))
     }
 
+    /// The same automaton without the moves that swallow more than
+    /// `max` bytes (`None` when it has none): what is left of its
+    /// language are the lexings where no lexeme that began in a hole reads
+    /// more than `max` bytes of one chunk. States are kept (some may be
+    /// dead now), so spans and numbering stay valid.
+    pub(crate) fn within(&self, max: u32) -> Option<TokenNfa> {
+        if !self
+            .edge_costs
+            .iter()
+            .chain(&self.eps_costs)
+            .any(|&c| c > max)
+        {
+            return None;
+        }
+        let n = self.len();
+        let mut edges = Rows::with_capacity(n, self.edges.n_items());
+        let mut eps = Rows::with_capacity(n, self.eps.n_items());
+        let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
+        for s in 0..n as u32 {
+            let costs = self.edge_costs(s).unwrap_or(&[]);
+            for (i, &e) in self.edges(s).iter().enumerate() {
+                let c = costs.get(i).copied().unwrap_or(0);
+                if c <= max {
+                    edges.push(e);
+                    edge_costs.push(c);
+                }
+            }
+            edges.end_row();
+            let costs = self.eps_costs(s).unwrap_or(&[]);
+            for (i, &d) in self.eps(s).iter().enumerate() {
+                let c = costs.get(i).copied().unwrap_or(0);
+                if c <= max {
+                    eps.push(d);
+                    eps_costs.push(c);
+                }
+            }
+            eps.end_row();
+        }
+        Some(TokenNfa {
+            start: self.start,
+            finals: self.finals.clone(),
+            edges,
+            eps,
+            spans: self.spans.clone(),
+            edge_costs,
+            eps_costs,
+        })
+    }
+
     /// The fixed bytes swallowed by each of `eps(s)`, in order (`None` when
     /// the automaton is not weighed).
     pub(crate) fn eps_costs(&self, s: u32) -> Option<&[u32]> {
