@@ -605,8 +605,13 @@ impl Constraint {
         // text), within a part of the budget: the first derivations of
         // the full automaton usually swallow, and the fixpoint, where the
         // cheapest is known, is far on a canvas.
+        // (Only on canvases: with a few holes, and when the search is to
+        // reach its fixpoint whatever it costs, the search finds the
+        // cheapest of all.)
         let mut found = None;
-        if let Some(small) = weigh.then(|| nfa.within(SWALLOW_PER_MOVE)).flatten() {
+        let first_try =
+            weigh && partial.n_holes() > FEW_HOLES && effort.is_some_and(|(e, _)| e != u64::MAX);
+        if let Some(small) = first_try.then(|| nfa.within(SWALLOW_PER_MOVE)).flatten() {
             let states = small.len() as u64 + LONG_SEARCH_FLOOR_STATES;
             let cap = self.config.long_search_per_state.saturating_mul(states);
             let mut part = budget.part(cap);
@@ -614,7 +619,13 @@ impl Constraint {
                 .search
                 .witness(&small, &mut part, limit, effort, Order::Furthest);
             budget.charge(&part)?;
-            found = w.ok().flatten();
+            found = w.ok().flatten().map(|mut w| {
+                // The cheapest of all only if no lexing it left out could
+                // be cheaper: each of those costs more than SWALLOW_PER_MOVE.
+                let cost = w.path.len() as u64 + u64::from(w.swallowed);
+                w.shortest &= cost <= u64::from(SWALLOW_PER_MOVE) + 1;
+                w
+            });
         }
         let found = match found {
             Some(w) => Some(w),
