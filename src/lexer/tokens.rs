@@ -418,30 +418,30 @@ impl TokenNfa {
         {
             return None;
         }
-        let n = self.len();
-        let mut edges = Rows::with_capacity(n, self.edges.n_items());
-        let mut eps = Rows::with_capacity(n, self.eps.n_items());
-        let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
-        for s in 0..n as u32 {
-            let costs = self.edge_costs(s).unwrap_or(&[]);
-            for (i, &e) in self.edges(s).iter().enumerate() {
-                let c = costs.get(i).copied().unwrap_or(0);
-                if c <= max {
-                    edges.push(e);
-                    edge_costs.push(c);
+        // The moves of `rows` (weighed by `costs`, or all 0) of at most `max`.
+        fn keep<T: Copy>(rows: &Rows<T>, costs: &[u32], max: u32) -> (Rows<T>, Vec<u32>) {
+            let n = rows.at.len() - 1;
+            let mut out = Rows::with_capacity(n, rows.n_items());
+            let mut kept = Vec::with_capacity(rows.n_items());
+            for s in 0..n {
+                let cs = if costs.is_empty() {
+                    &[][..]
+                } else {
+                    rows.slice(s, costs)
+                };
+                for (i, &x) in rows.row(s).iter().enumerate() {
+                    let c = cs.get(i).copied().unwrap_or(0);
+                    if c <= max {
+                        out.push(x);
+                        kept.push(c);
+                    }
                 }
+                out.end_row();
             }
-            edges.end_row();
-            let costs = self.eps_costs(s).unwrap_or(&[]);
-            for (i, &d) in self.eps(s).iter().enumerate() {
-                let c = costs.get(i).copied().unwrap_or(0);
-                if c <= max {
-                    eps.push(d);
-                    eps_costs.push(c);
-                }
-            }
-            eps.end_row();
+            (out, kept)
         }
+        let (edges, edge_costs) = keep(&self.edges, &self.edge_costs, max);
+        let (eps, eps_costs) = keep(&self.eps, &self.eps_costs, max);
         Some(TokenNfa {
             start: self.start,
             finals: self.finals.clone(),
