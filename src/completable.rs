@@ -585,19 +585,6 @@ impl Constraint {
             )?,
             false => self.automaton(partial, &[], &mut budget)?,
         };
-        if std::env::var("CDIFF_DUMP").is_ok() {
-            for st in 0..nfa.len() as u32 {
-                eprintln!(
-                    "{st} fin={} span={:?} edges={:?} costs={:?} eps={:?} epsc={:?}",
-                    nfa.finals[st as usize],
-                    nfa.spans[st as usize],
-                    nfa.edges(st),
-                    nfa.edge_costs(st),
-                    nfa.eps(st),
-                    nfa.eps_costs(st)
-                );
-            }
-        }
         let limit = self.config.max_witness_terminals;
         let effort = self.config.shortest_witness.then_some((effort, floor));
         // First without the moves that swallow more than a few bytes of a
