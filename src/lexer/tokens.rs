@@ -705,6 +705,19 @@ impl TokenNfa {
                             continue;
                         }
                         fin |= p == end && !tagged(l) && lexer.is_fresh(l);
+                        // The next lexeme starts at `p`: if it cannot read
+                        // the text there, the end leads nowhere (an
+                        // identifier ended inside itself, which maximal
+                        // munch forbids), and closing it would only find
+                        // an empty closure.
+                        let e = lexer.emit[base(l) as usize];
+                        if e != LDEAD
+                            && p < end
+                            && !layout.is_hole(p)
+                            && lexer.next(e, layout.byte(p)) == LDEAD
+                        {
+                            continue;
+                        }
                         em.emit(lexer, p, l);
                     }
                 }
