@@ -47,6 +47,18 @@
 //!   relation; the intersection module's `Tail`), so an autoregressive
 //!   loop, whose `right` never changes, searches it about once per region
 //!   instead of once per new relation.
+//! * **Rows that subsume each other.** When `right` starts with a hole,
+//!   a row `(l₀, τ, l₁)` allows what the hole allows from the lexer states
+//!   its bytes reach from `l₁` (`l₁`'s hole closure), and that grows with
+//!   the set: a row whose closure holds an allowed row's is allowed, one
+//!   whose closure lies inside a refused row's is refused (same `l₀` and
+//!   `τ`). In C++ a token ending inside an identifier leaves a lexer state
+//!   per keyword it may still become (`f`, `fo`, `whi`, …), hundreds of
+//!   relations that differ only there; each of their closures holds the
+//!   plain identifier's state, so a row not yet implied searches that
+//!   state's row first (the member of its closure with the smallest
+//!   closure) and, when it is allowed, every such row is answered without
+//!   a search. A C++ mask over Qwen2's vocabulary: median 31 → 12 ms.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -303,6 +315,9 @@ pub struct InsertionStats {
     /// Masks that walked the trie by the relations kept in the vocabulary
     /// for these lexer states (seen at an earlier point) instead of lexing.
     pub walked: usize,
+    /// Rows of relations answered from rows answered before (whose hole
+    /// closures hold or lie inside theirs) instead of a search.
+    pub implied: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -338,6 +353,9 @@ pub struct Insertion<'c> {
     /// The chart of `left`, once a check needed it (see [`Prefix`]);
     /// forgotten when the point moves.
     prefix: Option<Box<Prefix>>,
+    /// Rows answered from the chart of `left` while `right` starts with a
+    /// hole (see [`subsumed`]).
+    answered: Answered,
     rows: Vec<Row>,
     next: Vec<Row>,
     key: Vec<u32>,
@@ -374,6 +392,24 @@ struct Prefix {
     right: FxMap<u32, Tail>,
 }
 
+/// Rows `(l₀, τ, l₁)` answered so far, by `(l₀, τ)`: the hole closure of
+/// each `l₁` (offsets into `bits`) and the answer.
+#[derive(Clone, Debug, Default)]
+struct Answered {
+    by: FxMap<(u32, u32), Vec<(u32, bool)>>,
+    bits: Vec<u64>,
+    /// Per `l₁`: the offset in `bits` of its hole set (see [`hole_set`]).
+    sets: FxMap<u32, u32>,
+    /// Words per hole set.
+    words: usize,
+    /// Per `l₁`: see [`sink`].
+    sinks: FxMap<u32, u32>,
+}
+
+/// Rows kept per `(l₀, τ)` for [`subsumed`]: enough for the
+/// identifier states of a C++ mask, few enough that comparing stays cheap.
+const ANSWERED_PER_KEY: usize = 32;
+
 impl Clone for Prefix {
     /// The charts of `right` are a cache: a clone starts without them.
     fn clone(&self) -> Prefix {
@@ -407,6 +443,7 @@ impl<'c> Insertion<'c> {
             limits: Vec::new(),
             memo: FxMap::default(),
             prefix: None,
+            answered: Answered::new(constraint.lexer()),
             rows: Vec::new(),
             next: Vec::new(),
             key: Vec::new(),
@@ -440,6 +477,7 @@ impl<'c> Insertion<'c> {
             && limits.iter().all(Option::is_none);
         self.limits = limits;
         self.memo.clear();
+        self.answered = Answered::new(self.constraint.lexer());
         self.last = None;
         self
     }
@@ -520,6 +558,7 @@ impl<'c> Insertion<'c> {
         self.point = self.point.advance(&rows);
         self.left.push_text(bytes);
         self.memo.clear();
+        self.answered = Answered::new(self.constraint.lexer());
         self.last = None;
         self.rows = rows;
         self.next = next;
@@ -632,93 +671,147 @@ impl<'c> Insertion<'c> {
                 right: FxMap::default(),
             }));
         }
+        for &(i, seq, l1) in rows {
+            let l0 = self.point.state(i);
+            if self
+                .prefix
+                .as_ref()
+                .is_none_or(|p| frontier_of(&p.at, l0).next().is_none())
+            {
+                continue;
+            }
+            let ok = match self.prefix_closed {
+                true => self.row_by_subsets(i, seq, l1)?,
+                false => self.row(i, seq, l1)?,
+            };
+            match ok {
+                None => return Ok(None),
+                Some(true) => return Ok(Some(true)),
+                Some(false) => {}
+            }
+        }
+        Ok(Some(false))
+    }
+
+    /// [`Insertion::row`] when `right` starts with a hole without a limit:
+    /// answered from the rows answered so far if one subsumes it (see
+    /// [`subsumed`]); if not, the row from the state of `l₁`'s hole
+    /// closure whose own closure is smallest (the plain identifier after a
+    /// keyword's prefix) is searched first — if it is allowed, so is this
+    /// row and every later one whose closure holds it — then this row.
+    fn row_by_subsets(&mut self, i: u32, seq: u32, l1: u32) -> Result<Option<bool>> {
+        let lx = self.constraint.lexer();
+        let at = hole_set(&mut self.answered, lx, &self.right, l1);
+        if let Some(ok) = subsumed(&self.answered, i, seq, at) {
+            self.stats.implied += 1;
+            return Ok(Some(ok));
+        }
+        let m = sink(&mut self.answered, lx, l1);
+        if m != l1 {
+            let at_m = hole_set(&mut self.answered, lx, &self.right, m);
+            if subsumed(&self.answered, i, seq, at_m).is_none() {
+                let Some(ok) = self.row(i, seq, m)? else {
+                    return Ok(None);
+                };
+                record(&mut self.answered, i, seq, at_m, ok);
+                if ok {
+                    return Ok(Some(true));
+                }
+            }
+        }
+        let ok = self.row(i, seq, l1)?;
+        if let Some(ok) = ok {
+            record(&mut self.answered, i, seq, at, ok);
+        }
+        Ok(ok)
+    }
+
+    /// The answer for row `(l₀, seq, l₁)` from the chart of `left`: its
+    /// frontier's items move over `seq` into the automaton of `right` read
+    /// from `l₁`; `None` where a full check must answer.
+    fn row(&mut self, i: u32, seq: u32, l1: u32) -> Result<Option<bool>> {
+        let c = self.constraint;
         let Some(pre) = self.prefix.as_deref_mut() else {
             return Ok(None);
         };
         let term_sets = &c.lexer().term_sets;
-        for &(i, seq, l1) in rows {
-            let from: Vec<u32> = frontier_of(&pre.at, self.point.state(i)).collect();
-            if from.is_empty() {
-                continue;
-            }
-            let r = match pre.right.entry(l1) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(c.suffix_tail(&self.right, l1)?)
-                }
-            };
-            if r.is_empty() {
-                continue;
-            }
-            self.point.sequence(seq, &mut self.seq);
-            let ok = match (self.seq.split_first(), r.accepts_empty()) {
-                // The word may end at the point: the base has no final
-                // state to say so; a full check does.
-                (None, true) => return Ok(None),
-                // The lexeme in progress goes on into `right`: the
-                // frontier's items scan the terminals `right` starts with.
-                (None, false) => c.search_tail(&pre.base, r, &from),
-                // The word may end after the insertion's terminals: they
-                // and `right` as one automaton, searched afresh.
-                (Some((&first, rest)), true) => {
-                    let rest: Vec<&[u32]> =
-                        rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
-                    let (ext, to) = TokenNfa::chain(&rest, r.nfa());
-                    let steps: Vec<(u32, u32)> =
-                        term_sets[first as usize].iter().map(|&t| (t, to)).collect();
-                    let seeds = [Seed {
-                        from: &from,
-                        steps: &steps,
-                    }];
-                    c.extend(&pre.base, &ext, &seeds)
-                }
-                // The insertion's terminals grow the chart for this search
-                // only (their last state the frontier), then `right`'s kept
-                // chart goes on from there.
-                (Some((&first, rest)), false) => {
-                    let m = rest.len() as u32 + 1;
-                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
-                        .map(|j| match rest.get(j as usize) {
-                            Some(&set) => term_sets[set as usize]
-                                .iter()
-                                .map(|&t| (t, j + 1))
-                                .collect(),
-                            None => Vec::new(),
-                        })
-                        .collect();
-                    let steps: Vec<(u32, u32)> =
-                        term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
-                    let seeds = [Seed {
-                        from: &from,
-                        steps: &steps,
-                    }];
-                    let end = pre.base.len() as u32 + m - 1;
-                    let ext = TokenNfa::from_edges(edges);
-                    let by = Growth {
-                        ext: &ext,
-                        seeds: &seeds,
-                        frontier: &[m - 1],
-                        next: Some(r.first()),
-                    };
-                    c.grow(&mut pre.base, by)?;
-                    let ok = c.search_tail(&pre.base, r, &[end]);
-                    pre.base.pop();
-                    ok
-                }
-            };
-            let ok = match ok {
-                Ok(ok) => ok,
-                Err(e) => {
-                    // The kept chart may be inconsistent now.
-                    pre.right.remove(&l1);
-                    return Err(e);
-                }
-            };
-            if ok {
-                return Ok(Some(true));
-            }
+        let from: Vec<u32> = frontier_of(&pre.at, self.point.state(i)).collect();
+        if from.is_empty() {
+            return Ok(Some(false));
         }
-        Ok(Some(false))
+        let r = match pre.right.entry(l1) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(c.suffix_tail(&self.right, l1)?)
+            }
+        };
+        if r.is_empty() {
+            return Ok(Some(false));
+        }
+        self.point.sequence(seq, &mut self.seq);
+        let ok = match (self.seq.split_first(), r.accepts_empty()) {
+            // The word may end at the point: the base has no final
+            // state to say so; a full check does.
+            (None, true) => return Ok(None),
+            // The lexeme in progress goes on into `right`: the
+            // frontier's items scan the terminals `right` starts with.
+            (None, false) => c.search_tail(&pre.base, r, &from),
+            // The word may end after the insertion's terminals: they
+            // and `right` as one automaton, searched afresh.
+            (Some((&first, rest)), true) => {
+                let rest: Vec<&[u32]> = rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
+                let (ext, to) = TokenNfa::chain(&rest, r.nfa());
+                let steps: Vec<(u32, u32)> =
+                    term_sets[first as usize].iter().map(|&t| (t, to)).collect();
+                let seeds = [Seed {
+                    from: &from,
+                    steps: &steps,
+                }];
+                c.extend(&pre.base, &ext, &seeds)
+            }
+            // The insertion's terminals grow the chart for this search
+            // only (their last state the frontier), then `right`'s kept
+            // chart goes on from there.
+            (Some((&first, rest)), false) => {
+                let m = rest.len() as u32 + 1;
+                let edges: Vec<Vec<(u32, u32)>> = (0..m)
+                    .map(|j| match rest.get(j as usize) {
+                        Some(&set) => term_sets[set as usize]
+                            .iter()
+                            .map(|&t| (t, j + 1))
+                            .collect(),
+                        None => Vec::new(),
+                    })
+                    .collect();
+                let steps: Vec<(u32, u32)> =
+                    term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
+                let seeds = [Seed {
+                    from: &from,
+                    steps: &steps,
+                }];
+                let end = pre.base.len() as u32 + m - 1;
+                let ext = TokenNfa::from_edges(edges);
+                let by = Growth {
+                    ext: &ext,
+                    seeds: &seeds,
+                    frontier: &[m - 1],
+                    next: Some(r.first()),
+                };
+                c.grow(&mut pre.base, by)?;
+                let ok = c.search_tail(&pre.base, r, &[end]);
+                pre.base.pop();
+                ok
+            }
+        };
+        let ok = match ok {
+            Ok(ok) => ok,
+            Err(e) => {
+                // The kept chart may be inconsistent now.
+                pre.right.remove(&l1);
+                return Err(e);
+            }
+        };
+        Ok(Some(ok))
     }
 
     /// Moves the chart of `left` (if built) past accepted bytes whose
@@ -860,6 +953,88 @@ impl<'c> Insertion<'c> {
         };
         self.memo.insert(self.key.clone().into_boxed_slice(), ok);
         Ok(ok)
+    }
+}
+
+/// The answer for row `(l₀, τ, l₁)` implied by the rows answered so far,
+/// when `right` starts with a hole without a limit. The text after the
+/// point is then read from the hole entered in `l₁`, which holds every
+/// lexer state the hole's bytes reach from `l₁` (its hole closure), and
+/// what a hole allows from a set of states is the union of what it allows
+/// from each: so a row whose closure holds an allowed row's closure (same
+/// `l₀`, same `τ`) is allowed, and one whose closure is inside a refused
+/// row's is refused. In C++ every identifier prefix a token can end in is
+/// its own `l₁` (it remembers which keywords it may still become): in one
+/// mask we looked at, 400 of 1,200 relations differed in `l₁` alone, and
+/// each of those closures holds the plain identifier's.
+fn subsumed(done: &Answered, i: u32, seq: u32, at: u32) -> Option<bool> {
+    let rows = done.by.get(&(i, seq))?;
+    let w = done.words;
+    let c = &done.bits[at as usize..at as usize + w];
+    for &(d, ok) in rows {
+        let d = &done.bits[d as usize..d as usize + w];
+        let within = match ok {
+            // d ⊆ c
+            true => d.iter().zip(c).all(|(&d, &c)| d & !c == 0),
+            // c ⊆ d
+            false => c.iter().zip(d).all(|(&c, &d)| c & !d == 0),
+        };
+        if within {
+            return Some(ok);
+        }
+    }
+    None
+}
+
+/// Keeps the answer `ok` of row `(l₀, τ, l₁)`, `at` the offset of `l₁`'s
+/// hole set, for [`subsumed`].
+fn record(done: &mut Answered, i: u32, seq: u32, at: u32, ok: bool) {
+    let rows = done.by.entry((i, seq)).or_default();
+    if rows.len() < ANSWERED_PER_KEY {
+        rows.push((at, ok));
+    }
+}
+
+/// The offset in `done.bits` of the set a hole starting `right` holds when
+/// entered in `l1`: the hole closure of `l1` reduced as the token
+/// automaton reduces it (to the states that can end a lexeme or read the
+/// byte after the hole, without those another member dominates), which
+/// allows the same words.
+fn hole_set(done: &mut Answered, lx: &crate::lexer::Lexer, right: &Partial, l1: u32) -> u32 {
+    if let Some(&at) = done.sets.get(&l1) {
+        return at;
+    }
+    let at = done.bits.len() as u32;
+    done.bits.extend_from_slice(lx.hole_closure(l1));
+    let keep: &[u64] = match right.segments().get(1) {
+        Some(Segment::Text(t)) if !t.is_empty() => lx.live_on(t[0]),
+        _ => &lx.fresh_set,
+    };
+    crate::lexer::mask_hole_set(lx, &mut done.bits[at as usize..], keep);
+    done.sets.insert(l1, at);
+    at
+}
+
+/// The state of `l1`'s hole closure whose own hole closure has the fewest
+/// states (the first such), kept per `l1`.
+fn sink(done: &mut Answered, lx: &crate::lexer::Lexer, l1: u32) -> u32 {
+    if let Some(&m) = done.sinks.get(&l1) {
+        return m;
+    }
+    let size = |l: u32| -> u32 { lx.hole_closure(l).iter().map(|w| w.count_ones()).sum() };
+    let m = crate::lexer::ones(lx.hole_closure(l1))
+        .min_by_key(|&l| (size(l), l))
+        .unwrap_or(l1);
+    done.sinks.insert(l1, m);
+    m
+}
+
+impl Answered {
+    fn new(lx: &crate::lexer::Lexer) -> Answered {
+        Answered {
+            words: lx.words,
+            ..Answered::default()
+        }
     }
 }
 

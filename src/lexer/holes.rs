@@ -130,7 +130,7 @@ impl Inner {
 /// Keeps of `bits` only the lexer states that can end a lexeme or survive
 /// what follows the hole (`keep`), minus those another member dominates
 /// (see [`HoleView::intern`]).
-fn mask(lexer: &Lexer, bits: &mut [u64], keep: &[u64]) {
+pub(crate) fn mask(lexer: &Lexer, bits: &mut [u64], keep: &[u64]) {
     for ((b, e), k) in bits.iter_mut().zip(&lexer.emitting_set).zip(keep) {
         *b &= e | k;
     }

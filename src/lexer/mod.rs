@@ -78,9 +78,10 @@ mod tokens;
 mod witness;
 
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
+pub(crate) use holes::mask as mask_hole_set;
 pub use holes::HoleCache;
 pub(crate) use point::{Point, Row};
 pub(crate) use tokens::Frontier;
 pub use tokens::TokenNfa;
-pub(crate) use tokens::{EpsClosure, WeighedClosure};
+pub(crate) use tokens::{ones, EpsClosure, WeighedClosure};
 pub(crate) use witness::fills_for;
