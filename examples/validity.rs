@@ -129,6 +129,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() {
+    cdiff::model::pin_cpu_threads();
     if let Err(e) = run() {
         eprintln!("validity: {e}");
         std::process::exit(2);

@@ -13,6 +13,8 @@ static ALLOC: cdiff::memory::CountingAlloc = cdiff::memory::CountingAlloc;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any thread: candle otherwise reads /proc/cpuinfo per product.
+    cdiff::model::pin_cpu_threads();
     match cli::run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,

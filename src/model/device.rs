@@ -125,6 +125,33 @@ pub fn device_name(d: &Device) -> String {
     }
 }
 
+/// Fixes, once, how many threads candle's CPU matrix products use, so that
+/// it stops asking the system on every product. Call it at the start of a
+/// program that runs models on the CPU, before any other thread exists
+/// (it sets an environment variable, which is not thread-safe).
+///
+/// candle (0.11) decides the thread count of every CPU matrix product
+/// anew unless `RAYON_NUM_THREADS` is set, and on Linux that means reading
+/// and parsing `/proc/cpuinfo` each time: 14,000 reads for two instances
+/// of `examples/infill_overhead`, a fifth of its time, and a shipped
+/// model's forward pass 25–35 % slower on this 2-core machine. This sets
+/// `RAYON_NUM_THREADS`, if it is not set, to the count candle computes
+/// (physical cores, or its CPU mask), so the products run exactly as
+/// before, once the count is known. The `cdiff` binary calls it first
+/// thing; the variable also sizes rayon's global pool, which cdiff does
+/// not use for models (evaluation workers have their own pool).
+///
+/// ```
+/// cdiff::model::pin_cpu_threads();
+/// assert!(std::env::var("RAYON_NUM_THREADS").is_ok());
+/// ```
+pub fn pin_cpu_threads() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        let n = candle_core::utils::get_num_threads();
+        std::env::set_var("RAYON_NUM_THREADS", n.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ mod torch_ops;
 pub mod train;
 
 pub use causal::{load_causal, ArFamily, CausalModel, FimFormat, LoadedCausal};
-pub use device::{device_name, DeviceSpec};
+pub use device::{device_name, pin_cpu_threads, DeviceSpec};
 pub use init::{init_random, Size};
 pub use init_ar::init_random_ar;
 pub use load::{load, parse_dtype, AnyModel, Arch, LoadedModel};
