@@ -272,6 +272,21 @@ fn report_means_and_intervals_over_seeds() {
 }
 
 #[test]
+fn a_mode_whose_every_record_errored_has_no_rate() {
+    let mut gp = rec("CPP/1_spans_1", "gp", 0, false, None);
+    gp.error = Some("invalid setting: a canvas of 23301 tokens".into());
+    let mut half = rec("CPP/2_spans_1", "con", 0, true, Some(true));
+    half.error = Some("budget".into());
+    let rs = vec![gp, half, rec("CPP/1_spans_1", "con", 0, true, Some(true))];
+    let text = report::report(&rs, false);
+    // gp: never ran; con: one of two records errored, counted as failed.
+    assert!(
+        text.contains("| m | 2 | 1 | 50.0 | error | 50.0 | error |"),
+        "{text}"
+    );
+}
+
+#[test]
 fn merge_keeps_the_first_of_a_key_in_natural_order() {
     let a = vec![
         rec("CPP/10_spans_1", "con", 0, true, None),

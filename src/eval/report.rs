@@ -205,6 +205,12 @@ pub fn report(records: &[Record], failures: bool) -> String {
             for what in metrics {
                 for m in &modes {
                     let cell = get(m).map_or("—".into(), |c| {
+                        // A mode that never ran (every record an error,
+                        // e.g. a prompt longer than the model's context)
+                        // has no rate, not a rate of 0.
+                        if c.all().all(|r| r.error.is_some()) {
+                            return "error".into();
+                        }
                         pct_cell(&c.rate(|r| match *what {
                             "syntax" => Some(r.syntax_ok && r.error.is_none()),
                             _ if r.error.is_some() => Some(false),
