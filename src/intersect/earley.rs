@@ -35,7 +35,7 @@
 //! or when the completion's wake reaches it (the item waited before the
 //! completion: a wake skips waiting cells newer than its completion).
 
-use super::table::{Heads, KeySet, MaxQueue, NIL};
+use super::table::{Heads, KeySet, MaxQueue, DENSE_HEADS, DENSE_HEADS_SMALL, NIL};
 use super::{key, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
@@ -143,12 +143,24 @@ struct Own {
 
 impl Own {
     fn new(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
-        Own::with_order(g, dfa, ceiling, Order::Furthest)
+        Own::with_order(g, dfa, ceiling, Order::Furthest, DENSE_HEADS)
+    }
+
+    /// Tables for one of the many searches of an insertion point's
+    /// relations (see [`DENSE_HEADS_SMALL`]).
+    fn for_extension(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
+        Own::with_order(g, dfa, ceiling, Order::Furthest, DENSE_HEADS_SMALL)
     }
 
     /// Tables for a search in `order` ([`Order::StartFirst`] keys its
     /// worklist twice over).
-    fn with_order(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling, order: Order) -> Fits<Own> {
+    fn with_order(
+        g: &Intersector,
+        dfa: &TokenNfa,
+        ceiling: Ceiling,
+        order: Order,
+        dense: u64,
+    ) -> Fits<Own> {
         let len = dfa.len() as u64;
         let keys = match order {
             Order::Furthest => len,
@@ -160,8 +172,8 @@ impl Own {
         Ok(Own {
             work: MaxQueue::new(keys as usize, ceiling)?,
             predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
-            waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling)?,
-            ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling)?,
+            waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling, dense)?,
+            ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling, dense)?,
             arena: Vec::with_capacity(cap(64, dfa.len())),
             done: KeySet::new(nts * len * len, cap(16, dfa.len()), ceiling)?,
             out: out_terminals(g, dfa, &ceiling)?,
@@ -242,7 +254,7 @@ pub(crate) fn search(
     until: Until,
     order: Order,
 ) -> Result<Chart> {
-    let own = Own::with_order(g, dfa, budget.ceiling(), order)?;
+    let own = Own::with_order(g, dfa, budget.ceiling(), order, DENSE_HEADS)?;
     let s = Search {
         until,
         order,
@@ -349,7 +361,7 @@ pub(crate) fn extend(
     seeds: &[Seed<'_>],
     budget: &mut Budget,
 ) -> Result<bool> {
-    let own = Own::new(g, ext, budget.ceiling())?;
+    let own = Own::for_extension(g, ext, budget.ceiling())?;
     let s = Search {
         until: Until::Goal,
         base: Some(base),
@@ -468,7 +480,7 @@ impl Tail {
         }
         let own = match self.own.take() {
             Some(own) => own,
-            None if self.searches == 2 => Own::new(g, &self.nfa, budget.ceiling())?,
+            None if self.searches == 2 => Own::for_extension(g, &self.nfa, budget.ceiling())?,
             None => {
                 return Err(crate::error::Error::new(
                     crate::error::ErrorKind::Budget,
@@ -591,7 +603,7 @@ fn search_in<'a>(
         own,
         temp: match s.tail {
             true => Some(Temp {
-                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling)?,
+                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling, DENSE_HEADS_SMALL)?,
                 arena: Vec::new(),
             }),
             false => None,

@@ -13,11 +13,17 @@ use crate::hash::{FxMap, FxSet};
 
 /// Largest bound (in bits) for which a [`KeySet`] is a bitset: 128 KiB.
 const DENSE_BITS: u64 = 1 << 20;
-/// Largest bound (in entries) for which [`Heads`] is an array: 1 MiB. A
-/// C++ function's automaton (150–250 states × 236 nonterminals) used to
-/// pass 2¹⁵ and hash every waiting list and completion: an array, even
-/// filled with `NIL` per check, is 6 % faster there.
-const DENSE_HEADS: u64 = 1 << 18;
+/// Largest bound (in entries) for which [`Heads`] of a whole search are an
+/// array: 1 MiB. A C++ function's automaton (150–250 states × 236
+/// nonterminals) used to pass 2¹⁵ and hash every waiting list and
+/// completion: an array, even filled with `NIL` per check, is 6 % faster
+/// there.
+pub(crate) const DENSE_HEADS: u64 = 1 << 18;
+
+/// The same for tables that hold few entries and are made many times (the
+/// searches of an insertion point's relations, one per relation): filling
+/// a large array per search would cost more than hashing its few entries.
+pub(crate) const DENSE_HEADS_SMALL: u64 = 1 << 15;
 
 /// The value of [`Heads`] for a key never set.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -77,8 +83,8 @@ pub(crate) enum Heads {
 impl Heads {
     /// An empty map over indices below `bound`; `cap` sizes a hash table,
     /// which grows only within `ceiling`.
-    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling) -> Fits<Heads> {
-        Ok(if bound <= DENSE_HEADS {
+    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling, dense: u64) -> Fits<Heads> {
+        Ok(if bound <= dense {
             ceiling.admit(bound as usize * 4)?;
             Heads::Dense(vec![NIL; bound as usize])
         } else {
@@ -214,7 +220,7 @@ mod tests {
             assert!(s.contains(5) && !s.contains(6) && s.contains(bound - 1));
         }
         for bound in [100u64, DENSE_HEADS + 1] {
-            let mut h = Heads::new(bound, 8, Ceiling::NONE).unwrap();
+            let mut h = Heads::new(bound, 8, Ceiling::NONE, DENSE_HEADS).unwrap();
             assert_eq!(h.get(7), NIL);
             h.set(7, 3).unwrap();
             h.set(bound - 1, 9).unwrap();
