@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Before any thread: candle otherwise reads /proc/cpuinfo per product.
+    #[cfg(feature = "models")]
     cdiff::model::pin_cpu_threads();
     match cli::run() {
         Ok(()) => ExitCode::SUCCESS,
