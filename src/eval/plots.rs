@@ -276,6 +276,12 @@ pub fn write_plots(records: &[Record], dir: &Path) -> Result<Vec<PathBuf>> {
             .position(|x| *x == m)
     };
     for ((task, n), cells) in &mut groups {
+        // A mode that never ran (every record an error) has no rate to
+        // draw; the report says `error` for it.
+        cells.retain(|(_, rs)| rs.iter().any(|r| r.error.is_none()));
+        if cells.is_empty() {
+            continue;
+        }
         cells.sort_by_key(|((model, mode), _)| (model.clone(), mode_rank(mode)));
         let labels: Vec<String> = cells
             .iter()
@@ -422,6 +428,31 @@ mod tests {
         assert_eq!(nice_ceiling(37.0), 50.0);
         assert_eq!(nice_ceiling(0.21), 0.25);
         assert_eq!(nice_ceiling(3.0), 5.0);
+    }
+
+    #[test]
+    fn a_mode_that_never_ran_is_not_drawn() {
+        let rec = |mode: &str, error: Option<&str>| -> Record {
+            serde_json::from_value(serde_json::json!({
+                "instance_id": "CPP/1_spans_1", "task": "mri-cpp", "model": "m",
+                "mode": mode, "seed": 0, "number_spans": 1, "text": "",
+                "syntax_ok": error.is_none(), "functional_ok": null, "tokens": 1,
+                "ms_model": 1.0, "ms_constraint": 0.1, "rejections": 0,
+                "used_witness": false, "gave_up": false, "error": error
+            }))
+            .unwrap()
+        };
+        let dir = std::env::temp_dir().join(format!("cdiff-plots-{}", std::process::id()));
+        let rs = [rec("con", None), rec("gp", Some("prompt too long"))];
+        let files = write_plots(&rs, &dir).unwrap();
+        let rates = files
+            .iter()
+            .find(|f| f.ends_with("mri-cpp-1-rates.svg"))
+            .unwrap();
+        let svg = std::fs::read_to_string(rates).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(svg.contains("m con"), "{svg}");
+        assert!(!svg.contains("m gp"), "{svg}");
     }
 
     #[test]
