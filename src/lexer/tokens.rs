@@ -776,9 +776,14 @@ impl TokenNfa {
                     continue;
                 }
             }
-            em.close(
-                id as u32, &mut b, &mut nodes, &mut view, budget, max_states, &mut edges,
-            )?;
+            let mut cx = Closing {
+                b: &mut b,
+                nodes: &mut nodes,
+                view: &mut view,
+                budget: &mut *budget,
+                max_states,
+            };
+            em.close(id as u32, &mut cx, &mut edges)?;
             ceiling.push(&mut finals, fin)?;
         }
         // What `trim` allocates: a few words per state and per edge.
@@ -992,20 +997,15 @@ impl Emitter {
 
     /// Closes every bucket; returns the sorted edges to the target states
     /// (of state `src`).
-    #[allow(clippy::too_many_arguments)]
     fn close(
         &mut self,
         src: u32,
-        b: &mut Builder<'_>,
-        nodes: &mut Nodes,
-        view: &mut HoleView<'_>,
-        budget: &mut Budget,
-        max_states: usize,
+        cx: &mut Closing<'_, '_, '_>,
         out: &mut Rows<(u32, u32)>,
     ) -> Result<()> {
         self.touched.sort_unstable();
         let row = out.items.len();
-        out.reserve(nodes.ceiling, self.touched.len())?;
+        out.reserve(cx.nodes.ceiling, self.touched.len())?;
         for i in 0..self.touched.len() {
             let t = self.touched[i];
             let seeds = &mut self.buckets[t as usize];
@@ -1016,11 +1016,10 @@ impl Emitter {
                 seeds.clear();
                 continue;
             }
-            let set = b.closure(seeds, budget)?;
-            let targets = nodes.intern_set(set, view, b, max_states)?;
+            let targets = cx.targets(seeds)?;
             out.items.extend(targets.iter().map(|&(n, _)| (t, n)));
-            if b.swept >= MEMO_FROM {
-                nodes.ceiling.room_in_map(&self.memo)?;
+            if cx.b.swept >= MEMO_FROM {
+                cx.nodes.ceiling.room_in_map(&self.memo)?;
                 self.memo.insert(std::mem::take(seeds), targets);
             } else {
                 seeds.clear();
@@ -1029,7 +1028,7 @@ impl Emitter {
         self.touched.clear();
         sort_dedup(&mut out.items, row);
         if !self.tagged.is_empty() {
-            self.close_tagged(src, row, b, nodes, view, budget, max_states, out)?;
+            self.close_tagged(src, row, cx, out)?;
         }
         out.end_row();
         Ok(())
@@ -1038,20 +1037,15 @@ impl Emitter {
     /// The edges of the tagged lexemes' ends (weighed builds), added to the
     /// row of `src` begun at `row` (sorted, deduplicated): an edge that
     /// also exists without swallowing weighs nothing.
-    #[allow(clippy::too_many_arguments)]
     fn close_tagged(
         &mut self,
         src: u32,
         row: usize,
-        b: &mut Builder<'_>,
-        nodes: &mut Nodes,
-        view: &mut HoleView<'_>,
-        budget: &mut Budget,
-        max_states: usize,
+        cx: &mut Closing<'_, '_, '_>,
         out: &mut Rows<(u32, u32)>,
     ) -> Result<()> {
         self.tagged.sort_unstable();
-        let mut weighed = std::mem::take(&mut b.row);
+        let mut weighed = std::mem::take(&mut cx.b.row);
         weighed.clear();
         let mut seeds = Confs::new();
         let mut i = 0;
@@ -1066,16 +1060,15 @@ impl Emitter {
                 i += 1;
             }
             seeds.dedup();
-            let set = b.closure(&seeds, budget)?;
-            let targets = nodes.intern_set(set, view, b, max_states)?;
-            let swallowed = p - b.chunk_start(p);
-            nodes.ceiling.reserve(&mut weighed, targets.len())?;
+            let targets = cx.targets(&seeds)?;
+            let swallowed = p - cx.b.chunk_start(p);
+            cx.nodes.ceiling.reserve(&mut weighed, targets.len())?;
             weighed.extend(targets.iter().map(|&(n, c)| (t, n, swallowed + c)));
         }
         self.tagged.clear();
         weighed.sort_unstable();
         let free = row..out.items.len();
-        out.reserve(nodes.ceiling, weighed.len())?;
+        out.reserve(cx.nodes.ceiling, weighed.len())?;
         let mut last = None;
         for &(t, n, cost) in &weighed {
             if last == Some((t, n)) {
@@ -1087,12 +1080,32 @@ impl Emitter {
             }
             out.items.push((t, n));
             if cost > 0 {
-                b.weigh_move(src, t, n, cost, nodes.ceiling)?;
+                cx.b.weigh_move(src, t, n, cost, cx.nodes.ceiling)?;
             }
         }
-        b.row = weighed;
+        cx.b.row = weighed;
         sort_dedup(&mut out.items, row);
         Ok(())
+    }
+}
+
+/// What closing a state's lexeme ends works with: the builder, the states
+/// made so far, the check's view of the hole cache and the budget.
+struct Closing<'c, 'b, 'v> {
+    b: &'c mut Builder<'b>,
+    nodes: &'c mut Nodes,
+    view: &'c mut HoleView<'v>,
+    budget: &'c mut Budget,
+    max_states: usize,
+}
+
+impl Closing<'_, '_, '_> {
+    /// The states the lexemes begun at `seeds` lead to: their closure,
+    /// interned (with the bytes a part swallowed to get there).
+    fn targets(&mut self, seeds: &[Conf]) -> Result<Targets> {
+        let set = self.b.closure(seeds, self.budget)?;
+        self.nodes
+            .intern_set(set, self.view, self.b, self.max_states)
     }
 }
 
