@@ -416,15 +416,31 @@ fn qwen2_vocabulary_mask_cost() {
         .map(|p| p.text.into_bytes())
         .collect();
     let json = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    // CDIFF_MASK_ORACLE=0 skips the token-by-token comparison (for profiling
+    // the masks alone).
+    let oracle_rounds = match std::env::var("CDIFF_MASK_ORACLE").as_deref() {
+        Ok("0") => 0,
+        _ => 100,
+    };
     let cases = [
         ("json", json, json_docs()),
         ("cpp", common::cpp::grammar(), cpp_docs),
     ];
+    // CDIFF_MASK_ONLY=json|cpp: one grammar; CDIFF_MASK_POINTS=N: N points
+    // (30).
+    let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
+    let points: usize = std::env::var("CDIFF_MASK_POINTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
     for (name, g, docs) in cases {
+        if !only.is_empty() && only != name {
+            continue;
+        }
         let c = Constraint::compile(&g).unwrap();
         let mut rng = SplitMix64::new(7);
         let (mut times, mut checks, mut allowed) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..30 {
+        for _ in 0..points {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
             let at = rng.below(doc.len() as u64 + 1) as usize;
             let left = Partial::new().text(&doc[..at]);
@@ -436,7 +452,7 @@ fn qwen2_vocabulary_mask_cost() {
             checks.push(ins.stats().checks);
             allowed.push(mask.iter().filter(|&&x| x).count());
             let yes: Vec<usize> = (0..mask.len()).filter(|&i| mask[i]).collect();
-            for _ in 0..100 {
+            for _ in 0..oracle_rounds {
                 let id = rng.below(tokens.len() as u64) as usize;
                 assert_eq!(mask[id], oracle(&c, &left, &tokens[id], &right, &[]));
                 if !yes.is_empty() {
@@ -450,7 +466,7 @@ fn qwen2_vocabulary_mask_cost() {
         allowed.sort_unstable();
         let q = |v: &[f64], f: f64| v[((v.len() - 1) as f64 * f) as usize];
         eprintln!(
-            "{name}: mask median {:.1} ms, p90 {:.1} ms, max {:.1} ms; checks median {} max {}; allowed median {} max {}",
+            "{name}: mask median {:.2} ms, p90 {:.2} ms, max {:.1} ms; checks median {} max {}; allowed median {} max {}",
             q(&times, 0.5),
             q(&times, 0.9),
             times[times.len() - 1],
