@@ -140,9 +140,7 @@ pub(crate) fn witness(
         adj.insert(p, x, q, c)?;
         for &a in &g.by_unit[x as usize] {
             let nk = key(p, a, q);
-            if allowed(nk) {
-                queue.offer(nk, c, Reason::Unit(x))?;
-            }
+            queue.offer_if(nk, c, Reason::Unit(x), allowed)?;
         }
         for &(a, y) in &g.by_left[x as usize] {
             let mut i = adj.right.head(q, y);
@@ -150,9 +148,7 @@ pub(crate) fn witness(
                 budget.spend(1)?;
                 let (r, c2, next) = adj.arena[i as usize];
                 let nk = key(p, a, r);
-                if allowed(nk) {
-                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(x, y, q))?;
-                }
+                queue.offer_if(nk, c.saturating_add(c2), Reason::Bin(x, y, q), allowed)?;
                 i = next;
             }
         }
@@ -162,9 +158,7 @@ pub(crate) fn witness(
                 budget.spend(1)?;
                 let (o, c2, next) = adj.arena[i as usize];
                 let nk = key(o, a, q);
-                if allowed(nk) {
-                    queue.offer(nk, c.saturating_add(c2), Reason::Bin(w, x, p))?;
-                }
+                queue.offer_if(nk, c.saturating_add(c2), Reason::Bin(w, x, p), allowed)?;
                 i = next;
             }
         }
@@ -254,8 +248,24 @@ impl Queue {
     /// Offers a derivation of `k` with yield length `cost`.
     #[inline]
     fn offer(&mut self, k: u64, cost: u32, why: Reason) -> Fits {
-        let idx = match self.index.get(&k) {
-            Some(&i) => {
+        self.offer_if(k, cost, why, |_| true)
+    }
+
+    /// [`Queue::offer`] where `k` is new to the queue only if `allowed(k)`
+    /// (a triple queued before was allowed then): one hash of `k` for a
+    /// triple seen before, and the chart asked only about new ones.
+    #[inline]
+    fn offer_if(
+        &mut self,
+        k: u64,
+        cost: u32,
+        why: Reason,
+        allowed: impl FnOnce(u64) -> bool,
+    ) -> Fits {
+        self.ceiling.room_in_map(&self.index)?;
+        let idx = match self.index.entry(k) {
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let i = *o.get();
                 let e = &mut self.entries[i as usize];
                 if e.done || e.cost <= cost {
                     return Ok(());
@@ -264,10 +274,12 @@ impl Queue {
                 e.reason = why;
                 i
             }
-            None => {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                if !allowed(k) {
+                    return Ok(());
+                }
                 let i = self.entries.len() as u32;
-                self.ceiling.room_in_map(&self.index)?;
-                self.index.insert(k, i);
+                v.insert(i);
                 let e = Entry {
                     key: k,
                     cost,
