@@ -393,6 +393,48 @@ fn small_grammars_every_short_partial() {
 /// Qwen2 vocabulary (Dream's tokenizer) at points cut from JSON documents
 /// and C++ functions, timed, with a sample of tokens re-checked one by one.
 /// `cargo test --release --test mask -- --ignored --nocapture`
+/// A mask from a kept walk (the second point with the same lexer states
+/// on) decides relations instead of walking the trie: it must give what the
+/// lexed mask of the first point gave and what checks say, with the empty
+/// token, several ids sharing bytes, and tokens under refused prefixes;
+/// with a hole after the point (refused prefixes prune) and without.
+#[test]
+fn kept_walk_masks_equal_lexed_masks() {
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let mut tokens: Vec<Vec<u8>> = [
+        "", "1", "12", "]", "],", "]]", "1", ", \"", "\"a", "tr", "true", "x", "",
+    ]
+    .iter()
+    .map(|t| t.as_bytes().to_vec())
+    .collect();
+    tokens.extend((0..=255u8).map(|b| vec![b]));
+    for (left, right) in [
+        ("[1, ", Partial::new().hole().text("]")),
+        ("[1, ", Partial::new().text("2]")),
+        ("[1, 2", Partial::new().hole()),
+        ("{\"a\": [", Partial::new().hole().text("]}")),
+    ] {
+        let vocab = Vocabulary::new(&tokens);
+        let left = Partial::new().text(left);
+        let mut first = Insertion::new(&c, &left, &right).unwrap();
+        let lexed = first.mask(&vocab).unwrap();
+        assert_eq!(first.stats().walked, 0);
+        let mut second = Insertion::new(&c, &left, &right).unwrap();
+        let kept = second.mask(&vocab).unwrap();
+        assert_eq!(second.stats().walked, 1, "{left:?} | {right:?}");
+        assert_eq!(kept, lexed, "{left:?} | {right:?}");
+        for (id, t) in tokens.iter().enumerate() {
+            assert_eq!(
+                kept[id],
+                oracle(&c, &left, t, &right, &[]),
+                "{t:?} at {left:?} | {right:?}"
+            );
+        }
+        assert!(kept.iter().any(|&x| x) && !kept.iter().all(|&x| x));
+    }
+}
+
 #[test]
 #[ignore]
 fn qwen2_vocabulary_mask_cost() {
