@@ -32,9 +32,9 @@
 //!   reachable from the root through allowed ones, in the order the trie
 //!   walk would meet them, and sets the tokens of the allowed ones. Inside
 //!   a JSON string, where nearly every token shares one relation, walking
-//!   the trie was the whole cost (Qwen2 vocabulary, JSON: p90 2.5 → 0.3
-//!   ms, median 0.3 → 0.19 ms; C++ median 11.9 → 8.6 ms; building a walk
-//!   costs 0.3–6 ms, once per set of lexer states, 32 kept, least
+//!   the trie was the whole cost (Qwen2 vocabulary, JSON: p90 2.5 → 0.4
+//!   ms, median 0.4 → 0.21–0.24 ms; C++ median 11.9 → 9.1 ms; building a
+//!   walk costs 0.3–6 ms, once per set of lexer states, 32 kept, least
 //!   recently used first out).
 //! * **The chart of `left`, once.** When `left` has no hole (every step of
 //!   autoregressive infilling), a new relation does not need a check of the
