@@ -517,6 +517,48 @@ fn qwen2_vocabulary_mask_cost() {
             allowed[allowed.len() / 2],
             allowed[allowed.len() - 1]
         );
+        // As an autoregressive infilling loop uses masks: at every token of
+        // a region (the next 48 bytes of a document, as the tokenizer
+        // splits them), the mask, then the point moves past the token
+        // (which the mask must allow). Charts and kept walks carry over
+        // from token to token.
+        let mut times = Vec::new();
+        let mut rng = SplitMix64::new(11);
+        for _ in 0..points.min(30) {
+            let doc = &docs[rng.below(docs.len() as u64) as usize];
+            let at = rng.below(doc.len() as u64 / 2 + 1) as usize;
+            let end = (at + 48).min(doc.len());
+            let left = Partial::new().text(&doc[..at]);
+            let right = Partial::new().hole().text(&doc[end..]);
+            let mut ins = Insertion::new(&c, &left, &right).unwrap();
+            let ids = tok.encode(&doc[at..end]).unwrap();
+            let bytes: Vec<u8> = ids
+                .iter()
+                .flat_map(|&id| tokens[id as usize].clone())
+                .collect();
+            // Only documents of the grammar, split into tokens exactly.
+            if bytes != doc[at..end] || !c.check(&Partial::new().text(doc)).unwrap() {
+                continue;
+            }
+            for id in ids {
+                let t0 = Instant::now();
+                let mask = ins.mask(&vocab).unwrap();
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+                assert!(
+                    mask[id as usize],
+                    "{name}: the document's own token {id} refused"
+                );
+                ins.advance(&tokens[id as usize]);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms",
+            times.len(),
+            q(&times, 0.5),
+            q(&times, 0.9),
+            times[times.len() - 1]
+        );
     }
 }
 
