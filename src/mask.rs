@@ -33,9 +33,9 @@
 //!   walk would meet them, and sets the tokens of the allowed ones. Inside
 //!   a JSON string, where nearly every token shares one relation, walking
 //!   the trie was the whole cost (Qwen2 vocabulary, JSON: p90 2.5 → 0.4
-//!   ms, median 0.4 → 0.21–0.24 ms; C++ median 11.9 → 9.1 ms; building a
-//!   walk costs 0.3–6 ms, once per set of lexer states, 32 kept, least
-//!   recently used first out).
+//!   ms, median 0.4 → 0.19–0.20 ms with the ids set by runs; C++ median
+//!   11.9 → 9–10 ms; building a walk costs 0.3–6 ms, once per set of
+//!   lexer states, 32 kept, least recently used first out).
 //! * **The chart of `left`, once.** When `left` has no hole (every step of
 //!   autoregressive infilling), a new relation does not need a check of the
 //!   whole text: the automaton of `left` as a prefix and its phase-1 chart
@@ -151,10 +151,14 @@ struct Walk {
     /// Relations as rows `(index of l₀, emitted terminal-set ids, l)`,
     /// sorted.
     rels: Vec<Vec<(u32, Vec<u32>, u32)>>,
-    /// Per relation `r`: the token ids of its nodes (the root's excepted),
-    /// sorted, `ids[ids_at[r]..ids_at[r + 1]]`.
-    ids_at: Vec<u32>,
-    ids: Vec<u32>,
+    /// Per relation `r`: the token ids of its nodes (the root's excepted)
+    /// as runs of consecutive ids `start..end`, ascending,
+    /// `runs[runs_at[r]..runs_at[r + 1]]`: a mask sets them by ranges (in
+    /// a JSON string one relation holds nearly every id, in a few thousand
+    /// runs; setting them one by one in trie order was a kept-walk mask's
+    /// whole time).
+    runs_at: Vec<u32>,
+    runs: Vec<(u32, u32)>,
     /// Per relation: the bytes of one of its nodes with tokens, for a check
     /// that needs the text (`bytes[bytes_at[r]..bytes_at[r + 1]]`).
     bytes_at: Vec<u32>,
@@ -199,6 +203,7 @@ impl Walk {
         // Per depth: the relation of the node on the path there.
         let mut parent_rel: Vec<u32> = vec![ROOT; max_depth + 1];
         let mut path: Vec<u8> = Vec::with_capacity(max_depth);
+        // `(token id, its node's relation)` of the nodes with tokens.
         let mut owned: Vec<(u32, u32)> = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut nodes: Vec<u32> = Vec::new();
@@ -256,7 +261,7 @@ impl Walk {
                         reps.push((id, path.clone()));
                     }
                     nodes[id as usize] += 1;
-                    owned.extend(toks.iter().map(|&t| (id, t)));
+                    owned.extend(toks.iter().map(|&t| (t, id)));
                     near[d] = id;
                 }
             }
@@ -264,7 +269,7 @@ impl Walk {
         }
         let r = rels.len();
         // By relation, in trie order within one (a counting sort).
-        let (ids_at, ids) = csr(r, owned.iter().copied());
+        let (runs_at, runs) = runs_by_relation(owned, vocab.n_ids, r);
         edges.sort_unstable();
         edges.dedup();
         reps.sort_unstable();
@@ -286,8 +291,8 @@ impl Walk {
         let (kids_at, kids) = csr(r, edges.iter().filter(|&&(p, _)| p != ROOT).copied());
         Walk {
             rels,
-            ids_at,
-            ids,
+            runs_at,
+            runs,
             bytes_at,
             bytes,
             nodes,
@@ -297,9 +302,10 @@ impl Walk {
         }
     }
 
-    /// The token ids of relation `r`'s nodes (the root's excepted).
-    fn ids(&self, r: u32) -> &[u32] {
-        &self.ids[self.ids_at[r as usize] as usize..self.ids_at[r as usize + 1] as usize]
+    /// The token ids of relation `r`'s nodes (the root's excepted), as
+    /// ascending runs `start..end`.
+    fn runs(&self, r: u32) -> &[(u32, u32)] {
+        &self.runs[self.runs_at[r as usize] as usize..self.runs_at[r as usize + 1] as usize]
     }
 
     /// The bytes of one node with tokens of relation `r`.
@@ -315,10 +321,48 @@ impl Walk {
     }
 }
 
+/// `(token id, relation)` pairs (ids below `n_ids`, each once) as runs of
+/// consecutive ids of one relation, grouped by relation (`r` of them) and
+/// ascending within one: offsets and runs `start..end` as [`csr`] gives
+/// them. Few pairs are sorted; many are placed in an array by id.
+fn runs_by_relation(
+    mut owned: Vec<(u32, u32)>,
+    n_ids: usize,
+    r: usize,
+) -> (Vec<u32>, Vec<(u32, u32)>) {
+    if owned.len().saturating_mul(16) < n_ids {
+        owned.sort_unstable();
+    } else {
+        let mut rel_of = vec![ROOT; n_ids];
+        for &(t, x) in &owned {
+            rel_of[t as usize] = x;
+        }
+        owned.clear();
+        owned.extend(
+            rel_of
+                .iter()
+                .enumerate()
+                .filter(|&(_, &x)| x != ROOT)
+                .map(|(t, &x)| (t as u32, x)),
+        );
+    }
+    let mut runs: Vec<(u32, (u32, u32))> = Vec::new();
+    for (t, x) in owned {
+        match runs.last_mut() {
+            Some((y, (_, end))) if *y == x && *end == t => *end += 1,
+            _ => runs.push((x, (t, t + 1))),
+        }
+    }
+    csr(r, runs.iter().copied())
+}
+
 /// Pairs `(key, value)`, keys below `n`, grouped by key as offsets and
 /// values (in their order within a key): the values of key `k` are
 /// `values[at[k]..at[k + 1]]`.
-fn csr(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> (Vec<u32>, Vec<u32>) {
+fn csr<T: Copy + Default>(
+    n: usize,
+    pairs: impl Iterator<Item = (u32, T)> + Clone,
+) -> (Vec<u32>, Vec<T>) {
     let mut at = vec![0u32; n + 1];
     for (k, _) in pairs.clone() {
         at[k as usize + 1] += 1;
@@ -326,7 +370,7 @@ fn csr(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> (Vec<u32>, 
     for k in 0..n {
         at[k + 1] += at[k];
     }
-    let mut values = vec![0u32; at[n] as usize];
+    let mut values = vec![T::default(); at[n] as usize];
     let mut fill = at.clone();
     for (k, v) in pairs {
         values[fill[k as usize] as usize] = v;
@@ -818,8 +862,8 @@ impl<'c> Insertion<'c> {
             if !ok {
                 continue;
             }
-            for &id in w.ids(r) {
-                out[id as usize] = true;
+            for &(a, b) in w.runs(r) {
+                out[a as usize..b as usize].fill(true);
             }
             if self.prefix_closed {
                 next.extend(w.kids(r).iter().map(|&x| Reverse(x)));
