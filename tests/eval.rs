@@ -628,6 +628,7 @@ fn plots_show_rates_and_overhead_by_regions() {
     );
     ok(&o, "report --plots");
     assert!(out.join("overhead.svg").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The paper's Fig. 7: constraint time per token against the size of each
