@@ -134,18 +134,20 @@ impl Clone for Vocabulary {
 /// No relation: the root, as the nearest ancestor with tokens.
 const ROOT: u32 = u32::MAX;
 
-/// Walks kept per vocabulary: at most this many (each holds a word per
-/// token whose lexing lives: up to 0.6 MB for Qwen2's 151,667).
+/// Walks kept per vocabulary: at most this many (each holds at most two
+/// words per token whose lexing lives, as runs: up to 1.2 MB for Qwen2's
+/// 151,667, far less inside a string).
 const MAX_WALKS: usize = 32;
 
-/// The lexing relation of every node of a vocabulary's trie, read from one
-/// set of lexer states (an insertion point's `l₀`s) by one lexer. A
-/// node's relation depends on nothing else, so every insertion point with
-/// those states decides each relation once as before without walking the
-/// trie at all: a mask is then the relations to decide (those under an
-/// allowed prefix, see [`Walk::kids`]) and the token ids of the allowed
-/// ones. Inside a JSON string, where nearly all 151,667 Qwen2 tokens
-/// share one relation, walking the trie was the whole cost of a mask.
+/// The distinct lexing relations of a vocabulary's trie nodes, read from
+/// one set of lexer states (an insertion point's `l₀`s) by one lexer, with
+/// the token ids of each and how they nest. A node's relation depends on
+/// nothing else, so every insertion point with those states decides each
+/// relation once as before without walking the trie at all: a mask is then
+/// the relations to decide (those under an allowed prefix, see
+/// [`Walk::kids`]) and the token ids of the allowed ones. Inside a JSON
+/// string, where nearly all 151,667 Qwen2 tokens share one relation,
+/// walking the trie was the whole cost of a mask.
 #[derive(Debug)]
 struct Walk {
     /// Relations as rows `(index of l₀, emitted terminal-set ids, l)`,
@@ -188,7 +190,7 @@ struct Walks {
 }
 
 impl Walk {
-    /// Every node's relation from the states of `point`.
+    /// The walk from the states of `point`: every node's relation, once.
     fn build(lx: &crate::lexer::Lexer, point: &Point, vocab: &Vocabulary) -> Walk {
         let mut point = point.clone();
         let n = vocab.byte.len();
