@@ -35,7 +35,7 @@
 //! or when the completion's wake reaches it (the item waited before the
 //! completion: a wake skips waiting cells newer than its completion).
 
-use super::table::{Heads, KeySet, MaxQueue, DENSE_HEADS, DENSE_HEADS_SMALL, NIL};
+use super::table::{Heads, KeySet, MaxQueue, Sets, NIL};
 use super::{key, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
@@ -143,13 +143,13 @@ struct Own {
 
 impl Own {
     fn new(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
-        Own::with_order(g, dfa, ceiling, Order::Furthest, DENSE_HEADS)
+        Own::with_order(g, dfa, ceiling, Order::Furthest, Sets::Many)
     }
 
     /// Tables for one of the many searches of an insertion point's
-    /// relations (see [`DENSE_HEADS_SMALL`]).
+    /// relations (few entries set: see [`Sets::Few`]).
     fn for_extension(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
-        Own::with_order(g, dfa, ceiling, Order::Furthest, DENSE_HEADS_SMALL)
+        Own::with_order(g, dfa, ceiling, Order::Furthest, Sets::Few)
     }
 
     /// Tables for a search in `order` ([`Order::StartFirst`] keys its
@@ -159,7 +159,7 @@ impl Own {
         dfa: &TokenNfa,
         ceiling: Ceiling,
         order: Order,
-        dense: u64,
+        sets: Sets,
     ) -> Fits<Own> {
         let len = dfa.len() as u64;
         let keys = match order {
@@ -172,8 +172,8 @@ impl Own {
         Ok(Own {
             work: MaxQueue::new(keys as usize, ceiling)?,
             predicted: KeySet::new(nts * len, cap(16, dfa.len()), ceiling)?,
-            waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling, dense)?,
-            ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling, dense)?,
+            waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling, sets)?,
+            ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling, sets)?,
             arena: Vec::with_capacity(cap(64, dfa.len())),
             done: KeySet::new(nts * len * len, cap(16, dfa.len()), ceiling)?,
             out: out_terminals(g, dfa, &ceiling)?,
@@ -254,7 +254,7 @@ pub(crate) fn search(
     until: Until,
     order: Order,
 ) -> Result<Chart> {
-    let own = Own::with_order(g, dfa, budget.ceiling(), order, DENSE_HEADS)?;
+    let own = Own::with_order(g, dfa, budget.ceiling(), order, Sets::Many)?;
     let s = Search {
         until,
         order,
@@ -603,7 +603,7 @@ fn search_in<'a>(
         own,
         temp: match s.tail {
             true => Some(Temp {
-                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling, DENSE_HEADS_SMALL)?,
+                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling, Sets::Few)?,
                 arena: Vec::new(),
             }),
             false => None,
@@ -766,12 +766,12 @@ fn search_in<'a>(
     let mut layer = Layer {
         off,
         len: len as u32,
-        waiting: Heads::Dense(Vec::new()),
+        waiting: Heads::none(),
         arena: Vec::new(),
         scans: e.scans,
     };
     if !s.tail {
-        layer.waiting = std::mem::replace(&mut own.waiting, Heads::Dense(Vec::new()));
+        layer.waiting = std::mem::replace(&mut own.waiting, Heads::none());
         layer.arena = std::mem::take(&mut own.arena);
         e.chart.done = std::mem::replace(&mut own.done, KeySet::Dense(Vec::new()));
     }

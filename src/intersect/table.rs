@@ -6,24 +6,37 @@
 //! bitset or an array is allocated zeroed and indexed directly; past a size
 //! limit the same keys go to an Fx hash table. On small inputs hashing, and
 //! allocating hash tables sized for the worst case, was about half of a
-//! check's time.
+//! check's time. The arrays of list heads are the largest (up to 1 MiB) and
+//! come from a per-thread pool of arrays already unset (see [`pool`]).
 
 use crate::budget::{Ceiling, Fits};
 use crate::hash::{FxMap, FxSet};
 
 /// Largest bound (in bits) for which a [`KeySet`] is a bitset: 128 KiB.
 const DENSE_BITS: u64 = 1 << 20;
-/// Largest bound (in entries) for which [`Heads`] of a whole search are an
-/// array: 1 MiB. A C++ function's automaton (150–250 states × 236
-/// nonterminals) used to pass 2¹⁵ and hash every waiting list and
-/// completion: an array, even filled with `NIL` per check, is 6 % faster
-/// there.
+/// Largest bound (in entries) for which [`Heads`] are an array: 1 MiB. A
+/// C++ function's automaton (150–250 states × 236 nonterminals) used to
+/// pass 2¹⁵ and hash every waiting list and completion: an array, even
+/// filled with `NIL` per check, is 6 % faster there.
 pub(crate) const DENSE_HEADS: u64 = 1 << 18;
 
 /// The same for tables that hold few entries and are made many times (the
-/// searches of an insertion point's relations, one per relation): filling
-/// a large array per search would cost more than hashing its few entries.
-pub(crate) const DENSE_HEADS_SMALL: u64 = 1 << 15;
+/// searches of an insertion point's relations, one per relation; a tail
+/// keeps its tables, one per lexer state after the point): larger ones
+/// are hashed.
+const DENSE_HEADS_FEW: u64 = 1 << 15;
+
+/// How many of a dense [`Heads`]' entries a search sets, which decides its
+/// largest array and how the array is cleared when given back to the
+/// [`pool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sets {
+    /// A good part (a whole search): filled with [`NIL`] again.
+    Many,
+    /// Few (one of the many small searches of an insertion point's
+    /// relations): the keys set are listed and only they are cleared.
+    Few,
+}
 
 /// The value of [`Heads`] for a key never set.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -76,31 +89,48 @@ impl KeySet {
 /// A map from indices below a bound to `u32` (list heads), [`NIL`] when unset.
 #[derive(Clone, Debug)]
 pub(crate) enum Heads {
+    /// An array from this thread's [`pool`], filled with [`NIL`] again when
+    /// given back.
     Dense(Vec<u32>),
+    /// The same, with the keys set listed: only they are cleared.
+    Listed(Vec<u32>, Vec<u32>),
     Sparse(FxMap<u64, u32>, Ceiling),
 }
 
 impl Heads {
     /// An empty map over indices below `bound`; `cap` sizes a hash table,
     /// which grows only within `ceiling`.
-    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling, dense: u64) -> Fits<Heads> {
-        Ok(if bound <= dense {
-            ceiling.admit(bound as usize * 4)?;
-            Heads::Dense(vec![NIL; bound as usize])
-        } else {
+    pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling, sets: Sets) -> Fits<Heads> {
+        let dense = match sets {
+            Sets::Many => DENSE_HEADS,
+            Sets::Few => DENSE_HEADS_FEW,
+        };
+        if bound > dense {
             ceiling.admit(cap * 24)?;
-            Heads::Sparse(
+            return Ok(Heads::Sparse(
                 FxMap::with_capacity_and_hasher(cap, Default::default()),
                 ceiling,
-            )
+            ));
+        }
+        // The array, and at worst one listed key per entry.
+        ceiling.admit(bound as usize * 8)?;
+        let v = pool::take(bound as usize);
+        Ok(match sets {
+            Sets::Many => Heads::Dense(v),
+            Sets::Few => Heads::Listed(v, Vec::new()),
         })
+    }
+
+    /// A map with no room (a placeholder for tables moved out).
+    pub(crate) fn none() -> Heads {
+        Heads::Dense(Vec::new())
     }
 
     /// The value at `i`, or [`NIL`].
     #[inline]
     pub(crate) fn get(&self, i: u64) -> u32 {
         match self {
-            Heads::Dense(v) => v[i as usize],
+            Heads::Dense(v) | Heads::Listed(v, _) => v[i as usize],
             Heads::Sparse(m, _) => m.get(&i).copied().unwrap_or(NIL),
         }
     }
@@ -110,12 +140,95 @@ impl Heads {
     pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
         match self {
             Heads::Dense(v) => v[i as usize] = value,
+            Heads::Listed(v, keys) => {
+                let slot = &mut v[i as usize];
+                if *slot == NIL {
+                    keys.push(i as u32);
+                }
+                *slot = value;
+            }
             Heads::Sparse(m, ceiling) => {
                 ceiling.room_in_map(m)?;
                 m.insert(i, value);
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Heads {
+    fn drop(&mut self) {
+        match self {
+            Heads::Dense(v) => pool::give(std::mem::take(v), None),
+            Heads::Listed(v, keys) => pool::give(std::mem::take(v), Some(keys)),
+            Heads::Sparse(..) => {}
+        }
+    }
+}
+
+/// Arrays of [`NIL`] for dense [`Heads`], kept per thread between searches.
+///
+/// A check of a 2.3 KB C++ file has about 1,000 automaton states and 236
+/// nonterminals: its two arrays of list heads are 1 MiB each. Allocated
+/// afresh, a check sometimes paid for mapping and zeroing their pages
+/// (depending on the allocator's state, runs of the same benchmark took
+/// 0.58 or 1.0 ms per check). Taken from here they are already mapped
+/// and unset; a search's entries are cleared when it gives them back.
+mod pool {
+    use super::{DENSE_HEADS, NIL};
+    use std::cell::RefCell;
+
+    /// Arrays kept per thread: at most this many...
+    const KEEP: usize = 8;
+    /// ...of at least this many entries (smaller ones cost little to make).
+    const MIN_LEN: usize = 1 << 12;
+
+    thread_local! {
+        static FREE: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// An array of `len` entries, all [`NIL`].
+    pub(super) fn take(len: usize) -> Vec<u32> {
+        if len >= MIN_LEN {
+            let kept = FREE
+                .try_with(|free| {
+                    let mut free = free.try_borrow_mut().ok()?;
+                    let k = (0..free.len())
+                        .filter(|&k| free[k].capacity() >= len)
+                        .min_by_key(|&k| free[k].capacity())?;
+                    Some(free.swap_remove(k))
+                })
+                .ok()
+                .flatten();
+            if let Some(mut v) = kept {
+                // Entries past the old length are written here; those
+                // before it are unset.
+                v.resize(len, NIL);
+                return v;
+            }
+        }
+        vec![NIL; len]
+    }
+
+    /// Takes back `v`, whose entries are [`NIL`] but those of `keys` if
+    /// listed.
+    pub(super) fn give(mut v: Vec<u32>, keys: Option<&[u32]>) {
+        if v.capacity() < MIN_LEN || v.capacity() as u64 > 2 * DENSE_HEADS {
+            return;
+        }
+        match keys {
+            Some(keys) if keys.len() < v.len() / 4 => {
+                keys.iter().for_each(|&i| v[i as usize] = NIL)
+            }
+            _ => v.fill(NIL),
+        }
+        let _ = FREE.try_with(|free| {
+            if let Ok(mut free) = free.try_borrow_mut() {
+                if free.len() < KEEP {
+                    free.push(v);
+                }
+            }
+        });
     }
 }
 
@@ -219,12 +332,32 @@ mod tests {
             assert!(ins(bound - 1));
             assert!(s.contains(5) && !s.contains(6) && s.contains(bound - 1));
         }
-        for bound in [100u64, DENSE_HEADS + 1] {
-            let mut h = Heads::new(bound, 8, Ceiling::NONE, DENSE_HEADS).unwrap();
+        for (bound, sets) in [
+            (100u64, Sets::Many),
+            (100_000, Sets::Few),
+            (DENSE_HEADS + 1, Sets::Many),
+        ] {
+            let mut h = Heads::new(bound, 8, Ceiling::NONE, sets).unwrap();
             assert_eq!(h.get(7), NIL);
             h.set(7, 3).unwrap();
             h.set(bound - 1, 9).unwrap();
             assert_eq!((h.get(7), h.get(bound - 1)), (3, 9));
+        }
+    }
+
+    #[test]
+    fn pooled_arrays_come_back_unset() {
+        // Larger and smaller than the arrays given back before, set
+        // sparsely (the listed keys are cleared) and densely (filled).
+        for sets in [Sets::Many, Sets::Few] {
+            for (bound, step) in [(20_000u64, 7), (5_000, 1), (30_000, 1), (12_000, 3)] {
+                let mut h = Heads::new(bound, 8, Ceiling::NONE, sets).unwrap();
+                assert!((0..bound).all(|i| h.get(i) == NIL), "{sets:?} {bound}");
+                for i in (0..bound).step_by(step) {
+                    h.set(i, i as u32).unwrap();
+                }
+                assert_eq!((h.get(0), h.get(1)), (0, if step == 1 { 1 } else { NIL }));
+            }
         }
     }
 
