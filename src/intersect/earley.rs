@@ -279,7 +279,7 @@ pub(crate) fn base(
 ) -> Result<Base> {
     let own = Own::new(g, dfa, budget.ceiling())?;
     let s = Search {
-        frontier: Some((frontier, None)),
+        frontier: Some(frontier),
         ..Search::default()
     };
     let (_, layer, is_start, _) = search_in(g, dfa, budget, own, s)?;
@@ -291,14 +291,12 @@ pub(crate) fn base(
 
 /// How a [`Base`] grows (see [`grow`]): by the automaton `ext`, entered by
 /// the `seeds` (as in [`extend`]); `frontier` (states of `ext`) are the new
-/// frontier states, followed by a terminal of the bitset `next` (`None`:
-/// any).
+/// frontier states (any terminal may follow them).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Growth<'g> {
     pub(crate) ext: &'g TokenNfa,
     pub(crate) seeds: &'g [Seed<'g>],
     pub(crate) frontier: &'g [u32],
-    pub(crate) next: Option<&'g [u64]>,
 }
 
 /// Grows `base` as `by` says: the prefix is now the base's followed by
@@ -319,7 +317,7 @@ pub(crate) fn grow(
     let s = Search {
         base: Some(&*base),
         seeds: by.seeds,
-        frontier: Some((by.frontier, by.next)),
+        frontier: Some(by.frontier),
         ..Search::default()
     };
     let (_, layer, _, _) = search_in(g, by.ext, budget, own, s)?;
@@ -389,10 +387,8 @@ pub(crate) struct Tail {
     own: Option<Own>,
     /// Searches so far.
     searches: u32,
-    /// The steps out of the start's ε-closure, sorted, and their
-    /// terminals as a bitset.
+    /// The steps out of the start's ε-closure, sorted.
     steps: Vec<(u32, u32)>,
-    first: Vec<u64>,
     /// Whether the start's ε-closure holds a final state.
     accepts_empty: bool,
 }
@@ -407,7 +403,7 @@ impl std::fmt::Debug for Tail {
 
 impl Tail {
     /// The tail of `nfa`, nothing searched yet.
-    pub(crate) fn new(g: &Intersector, nfa: TokenNfa) -> Tail {
+    pub(crate) fn new(nfa: TokenNfa) -> Tail {
         let start = match nfa.is_empty() {
             true => Vec::new(),
             false => nfa.closure(&[nfa.start]),
@@ -419,16 +415,11 @@ impl Tail {
             .collect();
         steps.sort_unstable();
         steps.dedup();
-        let mut first = vec![0u64; g.term_words];
-        for &(t, _) in &steps {
-            first[t as usize / 64] |= 1 << (t % 64);
-        }
         Tail {
             nfa,
             own: None,
             searches: 0,
             steps,
-            first,
             accepts_empty,
         }
     }
@@ -446,11 +437,6 @@ impl Tail {
     /// Whether the automaton accepts the empty word.
     pub(crate) fn accepts_empty(&self) -> bool {
         self.accepts_empty
-    }
-
-    /// The terminals a word of the automaton may start with, as a bitset.
-    pub(crate) fn first(&self) -> &[u64] {
-        &self.first
     }
 
     /// Whether the goal is reachable when the automaton follows the base's
@@ -511,6 +497,10 @@ pub(crate) struct Base {
     is_start: Vec<bool>,
 }
 
+/// A layer taken off a [`Base`] (see [`Base::detach`]).
+#[derive(Debug)]
+pub(crate) struct Grown(Layer);
+
 /// The part of a [`Base`] one search made: its states are `off..off + len`.
 #[derive(Clone, Debug)]
 struct Layer {
@@ -530,11 +520,23 @@ impl Base {
         self.layers.last().map_or(0, |l| (l.off + l.len) as u64)
     }
 
-    /// Drops the last layer grown (a search's temporary extension).
-    pub(crate) fn pop(&mut self) {
-        if self.layers.len() > 1 {
-            self.layers.pop();
+    /// Takes off the last layer grown (a search's temporary extension), to
+    /// be put back by [`Base::attach`] while the layers under it stay.
+    pub(crate) fn detach(&mut self) -> Option<Grown> {
+        match self.layers.len() > 1 {
+            true => self.layers.pop().map(Grown),
+            false => None,
         }
+    }
+
+    /// Puts back a layer taken off by [`Base::detach`] when the base had
+    /// the layers it has now; `false` (and nothing done) if it has others.
+    pub(crate) fn attach(&mut self, layer: Grown) -> bool {
+        if layer.0.off as u64 != self.len() {
+            return false;
+        }
+        self.layers.push(layer.0);
+        true
     }
 
     /// The layer holding state `s`.
@@ -556,9 +558,9 @@ struct Search<'b> {
     /// The chart extended.
     base: Option<&'b Base>,
     seeds: &'b [Seed<'b>],
-    /// Record a base layer: its frontier states, and the terminals that may
-    /// follow them (`None`: any).
-    frontier: Option<(&'b [u32], Option<&'b [u64]>)>,
+    /// Record a base layer: its frontier states (any terminal may follow
+    /// them).
+    frontier: Option<&'b [u32]>,
     /// The automaton is a [`Tail`]'s: its states come first, the base's
     /// after them, items whose origin is in the base are temporary.
     tail: bool,
@@ -641,16 +643,12 @@ fn search_in<'a>(
     };
     // A recording search's tables are its own (never a tail's): the
     // frontier's terminals may be overwritten for good.
-    if let Some((frontier, next)) = s.frontier {
+    if let Some(frontier) = s.frontier {
         e.record = vec![false; dfa.len()];
         let w = g.term_words;
         for &f in frontier {
             e.record[f as usize] = true;
-            let out = &mut e.own.out[f as usize * w..(f as usize + 1) * w];
-            match next {
-                Some(next) => out.copy_from_slice(next),
-                None => out.fill(u64::MAX),
-            }
+            e.own.out[f as usize * w..(f as usize + 1) * w].fill(u64::MAX);
         }
     }
     match s.base {

@@ -87,7 +87,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::{TokenNfa, WeighedClosure};
 use earley::Until;
-pub(crate) use earley::{Base, Growth, Order, Seed, Tail};
+pub(crate) use earley::{Base, Grown, Growth, Order, Seed, Tail};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -325,7 +325,7 @@ impl Intersector {
     /// [`ErrorKind::SizeLimit`] as [`Intersector::check`].
     pub(crate) fn tail(&self, nfa: TokenNfa) -> Result<Tail> {
         self.check_sizes(&nfa)?;
-        Ok(Tail::new(self, nfa))
+        Ok(Tail::new(nfa))
     }
 
     /// [`Intersector::extend`] into a tail from the base's frontier states
