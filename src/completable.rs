@@ -337,10 +337,18 @@ impl Constraint {
 
     /// See [`Intersector::search_tail`]: the check of an insertion whose
     /// prefix chart is `base` and whose text after it is `tail`, from the
-    /// frontier states `from`.
-    pub(crate) fn search_tail(&self, base: &Base, tail: &mut Tail, from: &[u32]) -> Result<bool> {
+    /// frontier states `from` (over one terminal of `before` first, if
+    /// given).
+    pub(crate) fn search_tail(
+        &self,
+        base: &Base,
+        tail: &mut Tail,
+        from: &[u32],
+        before: Option<&[u32]>,
+    ) -> Result<bool> {
         let mut budget = self.budget("the completability check");
-        self.search.search_tail(base, tail, from, &mut budget)
+        self.search
+            .search_tail(base, tail, from, before, &mut budget)
     }
 
     /// See [`Intersector::extend`]: the check of an insertion whose prefix

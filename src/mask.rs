@@ -976,12 +976,20 @@ impl<'c> Insertion<'c> {
         if from.is_empty() {
             return Ok(Some(false));
         }
-        let r = match pre.right.entry(l1) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(c.suffix_tail(&self.right, l1)?)
-            }
+        // A lexeme in `l₁` that can only end where it stands, as
+        // terminals `X`: `right` is read from the start state after one
+        // of them (see [`ends_in_place`]), on the start state's tail.
+        let lx = c.lexer();
+        let ended = ends_in_place(lx, l1);
+        let via_start = match ended {
+            Some(_) => !tail_from(&mut pre.right, c, &self.right, lx.start)?.accepts_empty(),
+            None => false,
         };
+        let (l1, before) = match (via_start, ended) {
+            (true, Some(set)) => (lx.start, Some(&term_sets[set as usize][..])),
+            _ => (l1, None),
+        };
+        let r = tail_from(&mut pre.right, c, &self.right, l1)?;
         if r.is_empty() {
             return Ok(Some(false));
         }
@@ -992,7 +1000,7 @@ impl<'c> Insertion<'c> {
             (None, true) => return Ok(None),
             // The lexeme in progress goes on into `right`: the
             // frontier's items scan the terminals `right` starts with.
-            (None, false) => c.search_tail(&pre.base, r, &from),
+            (None, false) => c.search_tail(&pre.base, r, &from, before),
             // The word may end after the insertion's terminals: they
             // and `right` as one automaton, searched afresh.
             (Some((&first, rest)), true) => {
@@ -1038,7 +1046,7 @@ impl<'c> Insertion<'c> {
                     };
                     c.grow(&mut pre.base, by)?;
                 }
-                let ok = c.search_tail(&pre.base, r, &[end]);
+                let ok = c.search_tail(&pre.base, r, &[end], before);
                 if let Some(layer) = pre.base.detach() {
                     if pre.grown.len() >= MAX_GROWN {
                         pre.grown.clear();
@@ -1282,6 +1290,45 @@ impl Answered {
             ..Answered::default()
         }
     }
+}
+
+/// The tail of `right` read from `l1`, made on first use.
+fn tail_from<'t>(
+    tails: &'t mut FxMap<u32, Tail>,
+    c: &Constraint,
+    right: &Partial,
+    l1: u32,
+) -> Result<&'t mut Tail> {
+    Ok(match tails.entry(l1) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(c.suffix_tail(right, l1)?),
+    })
+}
+
+/// The terminal set `X` (an id of `lx.term_sets`) of the lexeme in
+/// progress in `l1` when it can only end where it stands — nothing read
+/// after it extends it (its hole closure is `l1` alone), it is not
+/// skipped, and the lexer is in its start state after it (`;`, `(`, `)`,
+/// …). Then `right` read from `l1` is `X` followed by `right` read from
+/// the start state, so rows ending in such states share the start state's
+/// automaton of `right` and its kept chart: in a C++ mask over Qwen2's
+/// vocabulary about half of the lexer states `l₁` rows end in are such,
+/// each with its own automaton and chart before.
+fn ends_in_place(lx: &crate::lexer::Lexer, l1: u32) -> Option<u32> {
+    let l = l1 as usize;
+    let set = lx.emit_terms[l];
+    let alone = lx
+        .hole_closure(l1)
+        .iter()
+        .map(|w| w.count_ones())
+        .sum::<u32>()
+        == 1;
+    let ends = l1 != lx.start
+        && alone
+        && lx.emit[l] == lx.start
+        && !lx.skippable[l]
+        && !lx.term_sets[set as usize].is_empty();
+    ends.then_some(set)
 }
 
 /// The frontier states of lexer state `l0` in `at` (sorted pairs).

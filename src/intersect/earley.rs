@@ -441,8 +441,10 @@ impl Tail {
 
     /// Whether the goal is reachable when the automaton follows the base's
     /// frontier states `from` (every item there waiting for a terminal the
-    /// automaton starts with moves into it): [`extend`] with the tail's own
-    /// items reused and kept.
+    /// automaton starts with moves into it; with `before`, sorted, every
+    /// item waiting for one of those terminals moves over it to the
+    /// automaton's start): [`extend`] with the tail's own items reused and
+    /// kept.
     ///
     /// # Errors
     /// As [`extend`]; the tail is then unusable (and says so on every later
@@ -452,12 +454,18 @@ impl Tail {
         g: &Intersector,
         base: &Base,
         from: &[u32],
+        before: Option<&[u32]>,
         budget: &mut Budget,
     ) -> Result<bool> {
-        let seeds = [Seed {
-            from,
-            steps: &self.steps,
-        }];
+        let entry: Vec<(u32, u32)>;
+        let steps = match before {
+            None => &self.steps[..],
+            Some(ts) => {
+                entry = ts.iter().map(|&t| (t, self.nfa.start)).collect();
+                &entry[..]
+            }
+        };
+        let seeds = [Seed { from, steps }];
         self.searches += 1;
         if self.searches == 1 {
             // Most tails of a mask's walk are searched once: race to the

@@ -338,13 +338,14 @@ impl Intersector {
         base: &Base,
         tail: &mut Tail,
         from: &[u32],
+        before: Option<&[u32]>,
         budget: &mut Budget,
     ) -> Result<bool> {
         if tail.is_empty() || from.is_empty() {
             return Ok(false);
         }
         self.fits(base, tail.nfa())?;
-        tail.search(self, base, from, budget)
+        tail.search(self, base, from, before, budget)
     }
 
     /// Whether the states of `base` and `ext` together fit an item.
