@@ -106,6 +106,13 @@ fn cap(per_state: usize, states: usize) -> usize {
     (per_state * states).min(1 << 14)
 }
 
+/// Initial size of the hash set of completed triples: 16 per state, up to
+/// 2¹⁷. With the cap of [`cap`] (2¹⁴) the set of a 4 KB JSON canvas (30 %
+/// masked) grew by rehashing several times: 15 % of its check.
+fn done_cap(states: usize) -> usize {
+    (16 * states).min(1 << 17)
+}
+
 #[inline]
 fn item(prod: u32, dot: u32, origin: u32, state: u32) -> u64 {
     ((prod as u64) << 44) | ((dot as u64) << 42) | ((origin as u64) << 21) | state as u64
@@ -175,7 +182,7 @@ impl Own {
             waiting: Heads::new(nts * len, cap(32, dfa.len()), ceiling, sets)?,
             ends: Heads::new(nts * len, cap(16, dfa.len()), ceiling, sets)?,
             arena: Vec::with_capacity(cap(64, dfa.len())),
-            done: KeySet::new(nts * len * len, cap(16, dfa.len()), ceiling)?,
+            done: KeySet::new(nts * len * len, done_cap(dfa.len()), ceiling)?,
             out: out_terminals(g, dfa, &ceiling)?,
         })
     }
