@@ -180,3 +180,63 @@ fn cpp_canvases() {
         .collect();
     run(&e, &docs, 24, b"});{\"'");
 }
+
+/// Phase 2 keeps its tables per thread between witnesses (emptied) and
+/// the intersection tables come from a per-thread pool: a witness must not
+/// depend on what ran before it on the thread. Each canvas's witness on a
+/// thread of its own equals its witness in a run of all of them, in either
+/// order, on one thread.
+#[test]
+fn witnesses_do_not_depend_on_earlier_witnesses_on_the_thread() {
+    for (grammar, docs, join, wrap) in [
+        (
+            include_str!("../grammars/smiles.ebnf"),
+            include_str!("../datasets/smiles/sample.smi"),
+            ".",
+            ("", ""),
+        ),
+        (
+            include_str!("../grammars/json.ebnf"),
+            "[1, {\"a\": [true, null, \"x\"]}, -2.5e3]\n{\"k\": {\"l\": [[], {}, \"\\u0041\"]}}",
+            ", ",
+            ("[", "]"),
+        ),
+    ] {
+        let g = Grammar::from_lark(grammar, None).unwrap();
+        let c = std::sync::Arc::new(Constraint::compile(&g).unwrap());
+        let mut rng = SplitMix64::new(3);
+        // Canvases of different sizes, so that kept tables are both larger
+        // and smaller than the next witness needs.
+        let lines: Vec<&str> = docs.lines().filter(|l| !l.is_empty()).collect();
+        let canvases: Vec<Partial> = (0..12)
+            .map(|i| {
+                let n = 1 + (i * 7) % 9;
+                let body: Vec<&str> = (0..n)
+                    .map(|_| lines[rng.below(lines.len() as u64) as usize])
+                    .collect();
+                let doc = format!("{}{}{}", wrap.0, body.join(join), wrap.1).into_bytes();
+                let spans = mask_spans(doc.len(), [0.1, 0.3, 0.5][i % 3], 8, &mut rng);
+                Partial::cut(&doc, &spans)
+            })
+            .collect();
+        let fills = |p: &Partial, c: &Constraint| {
+            c.completable(p)
+                .unwrap()
+                .completion()
+                .map(|d| d.fills.clone())
+                .expect("the cut-out bytes fill it")
+        };
+        let alone: Vec<_> = canvases
+            .iter()
+            .map(|p| {
+                let (p, c) = (p.clone(), c.clone());
+                std::thread::spawn(move || fills(&p, &c)).join().unwrap()
+            })
+            .collect();
+        let forward: Vec<_> = canvases.iter().map(|p| fills(p, &c)).collect();
+        let mut backward: Vec<_> = canvases.iter().rev().map(|p| fills(p, &c)).collect();
+        backward.reverse();
+        assert_eq!(alone, forward);
+        assert_eq!(alone, backward);
+    }
+}

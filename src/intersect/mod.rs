@@ -150,12 +150,6 @@ pub(crate) fn unkey(k: u64) -> (u32, u32, u32) {
     )
 }
 
-/// Packs a `(state, symbol)` pair.
-#[inline]
-pub(crate) fn side(s: u32, x: u32) -> u64 {
-    ((x as u64) << BITS) | s as u64
-}
-
 impl Intersector {
     /// Indexes `cfg`.
     pub fn new(cfg: &Cfg) -> Intersector {

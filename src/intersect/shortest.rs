@@ -16,13 +16,12 @@
 //! is phase 1's and is never refused.
 
 use super::earley::Chart;
-use super::{key, side, unkey, Intersector};
+use super::table::{Heads, Sets, NIL};
+use super::{key, unkey, Intersector};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::{Error, Limit, Result};
 use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa, WeighedClosure};
-
-const NIL: u32 = u32::MAX;
 
 /// Costs below this are kept in a bucket per cost; larger ones in a heap.
 const BUCKETS: usize = 1 << 16;
@@ -143,7 +142,7 @@ pub(crate) fn witness(
             queue.offer_if(nk, c, Reason::Unit(x), allowed)?;
         }
         for &(a, y) in &g.by_left[x as usize] {
-            let mut i = adj.right.head(q, y);
+            let mut i = adj.right(q, y);
             while i != NIL {
                 budget.spend(1)?;
                 let (r, c2, next) = adj.arena[i as usize];
@@ -153,7 +152,7 @@ pub(crate) fn witness(
             }
         }
         for &(a, w) in &g.by_right[x as usize] {
-            let mut i = adj.left.head(p, w);
+            let mut i = adj.left(p, w);
             while i != NIL {
                 budget.spend(1)?;
                 let (o, c2, next) = adj.arena[i as usize];
@@ -235,10 +234,19 @@ impl Queue {
     /// An empty queue with room for `n` triples.
     fn with_capacity(ceiling: Ceiling, n: usize) -> Fits<Queue> {
         ceiling.admit(n.saturating_mul(16 + std::mem::size_of::<Entry>()))?;
+        let (mut index, mut entries, buckets) = spare::take(|s| {
+            (
+                std::mem::take(&mut s.index),
+                std::mem::take(&mut s.entries),
+                std::mem::take(&mut s.buckets),
+            )
+        });
+        index.reserve(n);
+        entries.reserve(n);
         Ok(Queue {
-            index: FxMap::with_capacity_and_hasher(n, Default::default()),
-            entries: Vec::with_capacity(n),
-            buckets: Vec::new(),
+            index,
+            entries,
+            buckets,
             current: 0,
             heap: Default::default(),
             ceiling,
@@ -331,105 +339,168 @@ impl Queue {
     }
 }
 
+impl Drop for Queue {
+    fn drop(&mut self) {
+        let mut index = std::mem::take(&mut self.index);
+        let entries = spare::emptied(std::mem::take(&mut self.entries));
+        let mut buckets = std::mem::take(&mut self.buckets);
+        if index.capacity().saturating_mul(16) > spare::KEEP_BYTES {
+            index = FxMap::default();
+        }
+        index.clear();
+        let room: usize = buckets.iter().map(|b| b.capacity() * 4).sum();
+        if room > spare::KEEP_BYTES {
+            buckets = Vec::new();
+        }
+        buckets.iter_mut().for_each(Vec::clear);
+        spare::give(|s| {
+            s.index = index;
+            s.entries = entries;
+            s.buckets = buckets;
+        });
+    }
+}
+
 /// Finalised triples as linked lists in one arena, per `(p, X)` to the right
-/// and per `(q, X)` to the left: no allocation per key.
+/// and per `(q, X)` to the left: no allocation per key. The heads are
+/// indexed by `X · states + s`: an array from the intersection tables'
+/// per-thread pool when that is small enough ([`Sets::Spread`]), else
+/// hashed.
 struct Adjacency {
-    right: Lists,
-    left: Lists,
+    right: Heads,
+    left: Heads,
+    states: u64,
     /// `(other state, cost, next)`.
     arena: Vec<(u32, u32, u32)>,
     ceiling: Ceiling,
 }
 
-/// The most `(state, symbol)` list heads kept in a plain array (16 MiB,
-/// allocated zeroed, so only the pages used are ever touched); larger
-/// searches hash them.
-const DENSE_LISTS: u64 = 1 << 22;
-
-/// The most array slots per expected entry for [`Lists`] to be an array.
+/// The most array slots per expected entry for [`Adjacency`]'s list heads
+/// to be an array.
 const DENSE_SPREAD: u64 = 32;
-
-/// List heads by `(state, symbol)`: an array (entry + 1; 0 is empty) when
-/// small enough, else a hash map.
-enum Lists {
-    Dense { heads: Vec<u32>, states: u64 },
-    Sparse(FxMap<u64, u32>),
-}
-
-impl Lists {
-    fn new(ceiling: Ceiling, n: usize, states: usize, symbols: usize) -> Fits<Lists> {
-        let bound = states as u64 * symbols as u64;
-        // An array only where the search fills a fair share of it (JSON and
-        // SMILES canvases: one entry per 5-10 slots; C++ grammars have
-        // fifteen times more symbols, one per 250, and there the zeroed
-        // pages cost more than hashing); within a tight memory ceiling,
-        // hash rather than fail.
-        let dense = bound <= DENSE_LISTS
-            && bound <= DENSE_SPREAD * n.max(1024) as u64
-            && ceiling.admit(bound as usize * 4).is_ok();
-        if dense {
-            Ok(Lists::Dense {
-                heads: vec![0; bound as usize],
-                states: states as u64,
-            })
-        } else {
-            ceiling.admit(n.saturating_mul(16))?;
-            Ok(Lists::Sparse(FxMap::with_capacity_and_hasher(
-                n,
-                Default::default(),
-            )))
-        }
-    }
-
-    /// The first entry of the list of `(s, x)`, or [`NIL`].
-    #[inline]
-    fn head(&self, s: u32, x: u32) -> u32 {
-        match self {
-            Lists::Dense { heads, states } => {
-                heads[(x as u64 * states + s as u64) as usize].wrapping_sub(1)
-            }
-            Lists::Sparse(m) => m.get(&side(s, x)).copied().unwrap_or(NIL),
-        }
-    }
-
-    /// Puts entry `e` first in the list of `(s, x)`; returns the old head.
-    fn push(&mut self, s: u32, x: u32, e: u32, ceiling: Ceiling) -> Fits<u32> {
-        match self {
-            Lists::Dense { heads, states } => {
-                let h = &mut heads[(x as u64 * *states + s as u64) as usize];
-                let old = h.wrapping_sub(1);
-                *h = e + 1;
-                Ok(old)
-            }
-            Lists::Sparse(m) => {
-                ceiling.room_in_map(m)?;
-                let h = m.entry(side(s, x)).or_insert(NIL);
-                Ok(std::mem::replace(h, e))
-            }
-        }
-    }
-}
 
 impl Adjacency {
     /// Empty lists with room for `n` triples, over `states` automaton
     /// states and `symbols` grammar symbols.
     fn with_capacity(ceiling: Ceiling, n: usize, states: usize, symbols: usize) -> Fits<Adjacency> {
         ceiling.admit(n.saturating_mul(2 * 12))?;
+        let bound = states as u64 * symbols as u64;
+        // An array only where the search fills a fair share of it (JSON and
+        // SMILES canvases: one entry per 5-10 slots; C++ grammars have
+        // fifteen times more symbols, one per 250, and there hashing costs
+        // no more and takes less memory).
+        let heads = || match bound <= DENSE_SPREAD * n.max(1024) as u64 {
+            true => Heads::new(bound, n, ceiling, Sets::Spread),
+            false => Heads::sparse(n, ceiling),
+        };
+        let mut arena = spare::take(|s| std::mem::take(&mut s.arena));
+        arena.reserve(2 * n);
         Ok(Adjacency {
-            right: Lists::new(ceiling, n, states, symbols)?,
-            left: Lists::new(ceiling, n, states, symbols)?,
-            arena: Vec::with_capacity(2 * n),
+            right: heads()?,
+            left: heads()?,
+            states: states as u64,
+            arena,
             ceiling,
         })
+    }
+
+    /// The index of `(s, x)`'s list head.
+    #[inline]
+    fn slot(&self, s: u32, x: u32) -> u64 {
+        x as u64 * self.states + s as u64
+    }
+
+    /// The first entry of the right list of `(p, x)`, or [`NIL`].
+    #[inline]
+    fn right(&self, p: u32, x: u32) -> u32 {
+        self.right.get(self.slot(p, x))
+    }
+
+    /// The first entry of the left list of `(q, x)`, or [`NIL`].
+    #[inline]
+    fn left(&self, q: u32, x: u32) -> u32 {
+        self.left.get(self.slot(q, x))
     }
 
     fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) -> Fits {
         let n = self.arena.len() as u32;
         self.ceiling.reserve(&mut self.arena, 2)?;
-        let r = self.right.push(p, x, n, self.ceiling)?;
+        let (right, left) = (self.slot(p, x), self.slot(q, x));
+        let r = self.right.get(right);
+        self.right.set(right, n)?;
         self.arena.push((q, cost, r));
-        let l = self.left.push(q, x, n + 1, self.ceiling)?;
+        let l = self.left.get(left);
+        self.left.set(left, n + 1)?;
         self.arena.push((p, cost, l));
         Ok(())
+    }
+}
+
+impl Drop for Adjacency {
+    fn drop(&mut self) {
+        let arena = spare::emptied(std::mem::take(&mut self.arena));
+        spare::give(|s| s.arena = arena);
+    }
+}
+
+/// Phase 2's queue and arena, kept per thread between witnesses with
+/// their room (emptied).
+///
+/// A witness of a 2 KB SMILES canvas fills about 10,000 triples: its
+/// tables are a few hundred KiB each, and allocated afresh the allocator
+/// mapped and faulted in their pages and unmapped them again on every
+/// witness (a quarter of `completable`'s time, in the kernel). Tables
+/// larger than [`spare::KEEP_BYTES`] are not kept.
+mod spare {
+    use super::Entry;
+    use crate::hash::FxMap;
+    use std::cell::RefCell;
+
+    /// The most bytes of room kept per table (enough for canvases of about
+    /// 8 KB; a larger search's tables go back to the allocator).
+    pub(super) const KEEP_BYTES: usize = 4 << 20;
+
+    /// The kept tables, all empty.
+    #[derive(Default)]
+    pub(super) struct Spare {
+        pub(super) index: FxMap<u64, u32>,
+        pub(super) entries: Vec<Entry>,
+        pub(super) buckets: Vec<Vec<u32>>,
+        pub(super) arena: Vec<(u32, u32, u32)>,
+    }
+
+    thread_local! {
+        static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
+    }
+
+    /// What `f` takes out of this thread's spare tables (empty ones when
+    /// they are in use or gone).
+    pub(super) fn take<T: Default>(f: impl FnOnce(&mut Spare) -> T) -> T {
+        SPARE
+            .try_with(|s| {
+                s.try_borrow_mut()
+                    .map(|mut s| f(&mut s))
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Puts tables back with `f`, where they are empty and not too large.
+    pub(super) fn give(f: impl FnOnce(&mut Spare)) {
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                f(&mut s);
+            }
+        });
+    }
+
+    /// `v` emptied, or an empty vector when its room is past
+    /// [`KEEP_BYTES`].
+    pub(super) fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+        if v.capacity().saturating_mul(std::mem::size_of::<T>()) > KEEP_BYTES {
+            return Vec::new();
+        }
+        v.clear();
+        v
     }
 }

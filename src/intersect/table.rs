@@ -36,6 +36,10 @@ pub(crate) enum Sets {
     /// Few (one of the many small searches of an insertion point's
     /// relations): the keys set are listed and only they are cleared.
     Few,
+    /// Anywhere from one in ten to one in hundreds (phase 2's lists of
+    /// finalised triples, by automaton state and symbol): the large
+    /// array of [`Sets::Many`], the keys set listed as for [`Sets::Few`].
+    Spread,
 }
 
 /// The value of [`Heads`] for a key never set.
@@ -102,23 +106,29 @@ impl Heads {
     /// which grows only within `ceiling`.
     pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling, sets: Sets) -> Fits<Heads> {
         let dense = match sets {
-            Sets::Many => DENSE_HEADS,
+            Sets::Many | Sets::Spread => DENSE_HEADS,
             Sets::Few => DENSE_HEADS_FEW,
         };
         if bound > dense {
-            ceiling.admit(cap * 24)?;
-            return Ok(Heads::Sparse(
-                FxMap::with_capacity_and_hasher(cap, Default::default()),
-                ceiling,
-            ));
+            return Heads::sparse(cap, ceiling);
         }
         // The array, and at worst one listed key per entry.
         ceiling.admit(bound as usize * 8)?;
         let v = pool::take(bound as usize);
         Ok(match sets {
             Sets::Many => Heads::Dense(v),
-            Sets::Few => Heads::Listed(v, Vec::new()),
+            Sets::Few | Sets::Spread => Heads::Listed(v, Vec::new()),
         })
+    }
+
+    /// An empty hash map (for keys too thinly spread for an array); `cap`
+    /// sizes it, and it grows only within `ceiling`.
+    pub(crate) fn sparse(cap: usize, ceiling: Ceiling) -> Fits<Heads> {
+        ceiling.admit(cap * 24)?;
+        Ok(Heads::Sparse(
+            FxMap::with_capacity_and_hasher(cap, Default::default()),
+            ceiling,
+        ))
     }
 
     /// A map with no room (a placeholder for tables moved out).
@@ -349,7 +359,7 @@ mod tests {
     fn pooled_arrays_come_back_unset() {
         // Larger and smaller than the arrays given back before, set
         // sparsely (the listed keys are cleared) and densely (filled).
-        for sets in [Sets::Many, Sets::Few] {
+        for sets in [Sets::Many, Sets::Few, Sets::Spread] {
             for (bound, step) in [(20_000u64, 7), (5_000, 1), (30_000, 1), (12_000, 3)] {
                 let mut h = Heads::new(bound, 8, Ceiling::NONE, sets).unwrap();
                 assert!((0..bound).all(|i| h.get(i) == NIL), "{sets:?} {bound}");
