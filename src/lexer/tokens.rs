@@ -733,11 +733,25 @@ impl TokenNfa {
                     let limit = b.limit_at(p);
                     edges.reserve(ceiling, trans.len())?;
                     let row = edges.items.len();
+                    // Nearly every terminal leads to the same state (the
+                    // hole's set after a lexeme end): 37 edges per hole state
+                    // and one target on C++ canvases, where looking each up
+                    // was a fifth of a decoder's check.
+                    let mut last: Option<(u32, Spent, u32)> = None;
                     for &(t, next) in trans.iter() {
                         let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
                             continue;
                         };
-                        edges.push((t, nodes.intern(Node::Hole(p, next, used, 0), max_states)?));
+                        let target = match last {
+                            Some((n, u, target)) if n == next && u == used => target,
+                            _ => {
+                                let target =
+                                    nodes.intern(Node::Hole(p, next, used, 0), max_states)?;
+                                last = Some((next, used, target));
+                                target
+                            }
+                        };
+                        edges.push((t, target));
                     }
                     budget.spend((edges.items.len() - row) as u64)?;
                     let bits = view.bits(set);
