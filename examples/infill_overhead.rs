@@ -50,6 +50,7 @@ fn spans(text: &[u8], n: usize, rng: &mut SplitMix64) -> Option<Vec<(usize, usiz
 }
 
 fn main() -> cdiff::Result<()> {
+    cdiff::memory::keep_freed_memory();
     cdiff::model::pin_cpu_threads();
     let args: Vec<String> = std::env::args().collect();
     let limit: usize = arg(&args, "--limit").map_or(40, |s| s.parse().unwrap_or(40));

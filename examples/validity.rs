@@ -129,6 +129,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() {
+    cdiff::memory::keep_freed_memory();
     cdiff::model::pin_cpu_threads();
     if let Err(e) = run() {
         eprintln!("validity: {e}");
