@@ -388,8 +388,11 @@ impl Adjacency {
         // An array only where the search fills a fair share of it (JSON and
         // SMILES canvases: one entry per 5-10 slots; C++ grammars have
         // fifteen times more symbols, one per 250, and there hashing costs
-        // no more and takes less memory).
-        let heads = || match bound <= DENSE_SPREAD * n.max(1024) as u64 {
+        // no more and takes less memory); within a tight memory ceiling,
+        // hash rather than fail.
+        let dense =
+            bound <= DENSE_SPREAD * n.max(1024) as u64 && ceiling.admit(bound as usize * 8).is_ok();
+        let heads = || match dense {
             true => Heads::new(bound, n, ceiling, Sets::Spread),
             false => Heads::sparse(n, ceiling),
         };
@@ -425,12 +428,9 @@ impl Adjacency {
     fn insert(&mut self, p: u32, x: u32, q: u32, cost: u32) -> Fits {
         let n = self.arena.len() as u32;
         self.ceiling.reserve(&mut self.arena, 2)?;
-        let (right, left) = (self.slot(p, x), self.slot(q, x));
-        let r = self.right.get(right);
-        self.right.set(right, n)?;
+        let r = self.right.replace(self.slot(p, x), n)?;
         self.arena.push((q, cost, r));
-        let l = self.left.get(left);
-        self.left.set(left, n + 1)?;
+        let l = self.left.replace(self.slot(q, x), n + 1)?;
         self.arena.push((p, cost, l));
         Ok(())
     }

@@ -145,6 +145,25 @@ impl Heads {
         }
     }
 
+    /// Sets the value at `i`; returns the value it had ([`NIL`]: none).
+    #[inline]
+    pub(crate) fn replace(&mut self, i: u64, value: u32) -> Fits<u32> {
+        Ok(match self {
+            Heads::Dense(v) => std::mem::replace(&mut v[i as usize], value),
+            Heads::Listed(v, keys) => {
+                let old = std::mem::replace(&mut v[i as usize], value);
+                if old == NIL {
+                    keys.push(i as u32);
+                }
+                old
+            }
+            Heads::Sparse(m, ceiling) => {
+                ceiling.room_in_map(m)?;
+                m.insert(i, value).unwrap_or(NIL)
+            }
+        })
+    }
+
     /// Sets the value at `i`.
     #[inline]
     pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
@@ -352,6 +371,9 @@ mod tests {
             h.set(7, 3).unwrap();
             h.set(bound - 1, 9).unwrap();
             assert_eq!((h.get(7), h.get(bound - 1)), (3, 9));
+            assert_eq!(h.replace(7, 4).unwrap(), 3);
+            assert_eq!(h.replace(8, 5).unwrap(), NIL);
+            assert_eq!((h.get(7), h.get(8)), (4, 5));
         }
     }
 
