@@ -37,7 +37,8 @@
 //!   11.9 → 9–10 ms; building a walk costs 0.3–6 ms, once per set of
 //!   lexer states, 32 kept, least recently used first out).
 //! * **The chart of `left`, once.** When `left` has no hole (every step of
-//!   autoregressive infilling), a new relation does not need a check of the
+//!   autoregressive infilling), or a few holes but ends in fixed text (a
+//!   diffusion canvas where a position keeps being refused), a new relation does not need a check of the
 //!   whole text: the automaton of `left` as a prefix and its phase-1 chart
 //!   (every item, to the fixpoint, with every production predicted at the
 //!   states where `left` ends) are built on the first check at the point,
@@ -68,8 +69,8 @@
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
-//! (a full check where the chart of `left` does not apply: a hole in
-//! `left`, hole limits); a mask costs one relation step per trie node
+//! (a full check where the chart of `left` does not apply: `left` ending
+//! in a hole or with more than 8 holes, hole limits); a mask costs one relation step per trie node
 //! visited plus that per distinct relation of an allowed prefix.
 //! [`Insertion::advance`] moves the point past accepted bytes in
 //! `O(bytes)`, so an autoregressive loop never re-lexes its prefix, and
@@ -500,7 +501,8 @@ pub struct InsertionStats {
     /// point: see `by_prefix`).
     pub checks: usize,
     /// Of those, the ones answered from the chart of the text before the
-    /// point (the text there has no hole; no hole limits).
+    /// point (that text ends in fixed text and has at most 8 holes; no
+    /// hole limits).
     pub by_prefix: usize,
     /// Questions answered with no check because every lexing died.
     pub dead: usize,
@@ -562,7 +564,8 @@ pub struct Insertion<'c> {
     stats: InsertionStats,
 }
 
-/// What a check of `left · t · right` reuses when `left` has no hole: the
+/// What a check of `left · t · right` reuses when `left` ends in fixed
+/// text and has at most [`PREFIX_MAX_HOLES`] holes: the
 /// automaton of `left` as a prefix with its phase-1 chart, and the
 /// automaton of `right` from each lexer state `l₁` an insertion may leave.
 /// A new relation then costs the search of `t`'s terminals and `right`
@@ -573,8 +576,11 @@ pub struct Insertion<'c> {
 /// goes on) they scan the terminals that automaton starts with. The
 /// language searched is that of the full check restricted to the row, and
 /// the relation's language is the union of its rows', so the answer is the
-/// full check's. Hole limits, a hole in `left`, and a row whose word may
-/// end at the point take a full check.
+/// full check's (holes in `left` are holes of its automaton like any
+/// other; its frontier states are those holding the configurations at its
+/// end, which is fixed text). Hole limits, a `left` that ends in a hole
+/// or has more holes, and a row whose word may end at the point take a
+/// full check.
 #[derive(Debug)]
 struct Prefix {
     /// `(lexer state, automaton state)`: the frontier states of the chart
@@ -598,6 +604,14 @@ struct Prefix {
 /// Key of a kept grown layer: index of `l₀`, the interned sequence
 /// `T₁…T_m`.
 type GrownKey = (u32, u32);
+
+/// Most holes in `left` for which its chart is built (see [`Prefix`]): the
+/// chart goes to the fixpoint, and every hole predicts nearly every
+/// nonterminal, so with many holes it costs far more than the full checks
+/// it saves (`dlm-cpp` masks with 22–26 holes before the point: the chart
+/// 24–39 ms against 0.5 ms per full check; with up to 6 holes a mask went
+/// from 3.5–35 ms to 0.1–0.2 ms).
+const PREFIX_MAX_HOLES: usize = 8;
 
 /// Grown layers kept per insertion point: at most this many (each a few
 /// states' items; a C++ mask over Qwen2's vocabulary grows a few hundred).
@@ -895,7 +909,8 @@ impl<'c> Insertion<'c> {
     /// The answer of a full check for relation `rows`, from the chart of
     /// `left` (see [`Prefix`]); `None` where that does not apply.
     fn by_prefix(&mut self, rows: &[Row]) -> Result<Option<bool>> {
-        if !self.limits.is_empty() || self.left.n_holes() > 0 {
+        let ends_in_text = matches!(self.left.segments().last(), None | Some(Segment::Text(_)));
+        if !self.limits.is_empty() || !ends_in_text || self.left.n_holes() > PREFIX_MAX_HOLES {
             return Ok(None);
         }
         let c = self.constraint;

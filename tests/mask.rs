@@ -41,7 +41,19 @@ fn vocabulary(docs: &[Vec<u8>], extra: usize, rng: &mut SplitMix64) -> Vec<Vec<u
 fn cut(doc: &[u8], rng: &mut SplitMix64) -> (Partial, Partial) {
     let c = rng.below(doc.len() as u64 + 1) as usize;
     let mut left = Partial::new();
-    if c > 4 && rng.below(3) == 0 {
+    if c > 60 && rng.below(6) == 0 {
+        // Many holes before the point (more than the chart of `left` is
+        // built for: every relation takes a full check).
+        let mut from = 0;
+        for k in 0..10 {
+            let a = from + 1 + rng.below(((c - from) / (10 - k)).max(1) as u64) as usize;
+            let a = a.min(c);
+            left.push_text(&doc[from..a]);
+            left.push_hole();
+            from = (a + 1 + rng.below(3) as usize).min(c);
+        }
+        left.push_text(&doc[from..c]);
+    } else if c > 4 && rng.below(3) == 0 {
         // A hole somewhere before the point.
         let a = rng.below(c as u64 - 2) as usize;
         let b = a + 1 + rng.below(((c - a) as u64).min(6)) as usize;
@@ -97,7 +109,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
     let tokens = vocabulary(docs, extra, &mut rng);
     let vocab = Vocabulary::new(&tokens);
     let (mut allowed, mut checks, mut asked, mut by_prefix, mut walked) = (0, 0, 0, 0, 0);
-    let mut implied = 0;
+    let (mut implied, mut holed_by_prefix) = (0, 0);
     for k in 0..cuts {
         let doc = &docs[rng.below(docs.len() as u64) as usize];
         let (left, right) = cut(doc, &mut rng);
@@ -105,6 +117,9 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         let mask = at.mask(&vocab).unwrap();
         checks += at.stats().checks;
         by_prefix += at.stats().by_prefix;
+        if left.n_holes() > 0 {
+            holed_by_prefix += at.stats().by_prefix;
+        }
         walked += at.stats().walked;
         implied += at.stats().implied;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
@@ -143,6 +158,8 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         by_prefix > 0 && by_prefix < checks,
         "{by_prefix} of {checks}"
     );
+    // The chart of a `left` with holes (ending in text) answers too.
+    assert!(holed_by_prefix > 0, "no relation after a hole by the chart");
     assert!(
         allowed > 0 && allowed < asked,
         "the cuts must allow some tokens and refuse others"
