@@ -414,6 +414,64 @@ fn stats() {
 }
 
 #[test]
+fn proposals_together_commit_what_one_by_one_commits() {
+    // One check of a step's first proposals all committed decides them
+    // when it accepts (fewer completions with more tokens): the decode must
+    // be token for token the one-by-one decode. With a model whose
+    // proposals are mostly kept that takes fewer checks; with the harsh
+    // one, which gets most refused, about as many (proposals go together
+    // only while most first proposals are kept).
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    for helpful in [true, false] {
+        let (mut together, mut one_by_one) = (0, 0);
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for mode in [Mode::Con, Mode::ConMinus] {
+                for seed in 0..12 {
+                    let cfg = DecodeConfig {
+                        max_tokens: 32,
+                        steps: 16,
+                        ..small(mode, style, seed)
+                    };
+                    let decode_with = |one_by_one| {
+                        let mut m = Harsh::new(seed);
+                        if helpful {
+                            m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
+                        }
+                        let cfg = DecodeConfig {
+                            one_by_one,
+                            ..cfg.clone()
+                        };
+                        decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None)
+                            .unwrap()
+                    };
+                    let (a, b) = (decode_with(false), decode_with(true));
+                    let at = format!("helpful {helpful} {style:?} {mode:?} seed {seed}");
+                    assert_eq!(a.tokens, b.tokens, "{at}");
+                    assert_eq!(a.text, b.text, "{at}");
+                    assert_eq!(
+                        (a.accepted, a.rejections, a.masks, a.failed, a.used_witness),
+                        (b.accepted, b.rejections, b.masks, b.failed, b.used_witness),
+                        "{at}"
+                    );
+                    together += a.checks;
+                    one_by_one += b.checks;
+                }
+            }
+        }
+        eprintln!("helpful {helpful}: checks {together} together, {one_by_one} one by one");
+        if helpful {
+            assert!(together < one_by_one, "{together} vs {one_by_one}");
+        } else {
+            assert!(
+                together * 20 <= one_by_one * 21,
+                "{together} vs {one_by_one}"
+            );
+        }
+    }
+}
+
+#[test]
 fn masks_change_nothing_where_no_position_reaches_their_count() {
     // Masks come only after `k` rejections at one position in one step (or
     // at the rejection limit): a run that never gets there is token for

@@ -159,6 +159,11 @@ pub struct DecodeConfig {
     /// sampling draws from — so rejections no longer end the decode.
     /// `None`: rejection sampling only, as in the paper.
     pub mask_after: Option<usize>,
+    /// Try a step's proposals one by one even where one check of them all
+    /// committed decides them (see "Proposals together" in
+    /// [`constrained`]): the same tokens either way, more checks; for
+    /// comparison. Off by default.
+    pub one_by_one: bool,
     /// Seed of all randomness.
     pub seed: u64,
     /// Constrained bytes before the answer (e.g. a function signature).
@@ -192,6 +197,7 @@ impl DecodeConfig {
             max_rejections: 100,
             limit_holes: false,
             mask_after: Some(8),
+            one_by_one: false,
             seed: 0,
             prefill: Vec::new(),
             fence: None,
@@ -311,6 +317,9 @@ pub struct DecodeOutput {
     pub rejections: usize,
     /// Allowed-token masks computed ([`DecodeConfig::mask_after`]).
     pub masks: usize,
+    /// Plain completability checks of the canvas (proposals answered by an
+    /// insertion point's reuse, masks and the witness not counted).
+    pub checks: usize,
     /// Time in the model (forward passes and copying logits).
     pub time_model: Duration,
     /// Time in completability checks and the witness.
