@@ -456,7 +456,7 @@ impl Constraint {
     /// 20–290 ms each in 10 decodes; the end alone refuses each in
     /// 50–70 µs). Asked only once a search runs long, so checks that do
     /// not never pay for it.
-    fn end_refutes(&self, partial: &Partial, budget: &mut Budget) -> Result<bool> {
+    pub(crate) fn end_refutes(&self, partial: &Partial, budget: &mut Budget) -> Result<bool> {
         let [.., Segment::Hole, Segment::Text(last)] = partial.segments() else {
             return Ok(false);
         };

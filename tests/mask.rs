@@ -102,14 +102,15 @@ fn oracle(
 }
 
 /// Mask and `allows` at `cuts` random points of `docs` equal the oracle on
-/// every token of the vocabulary, with fewer checks than tokens.
-fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed: u64) {
+/// every token of the vocabulary, with fewer checks than tokens. Returns
+/// the full checks answered by the end of the text alone.
+fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed: u64) -> usize {
     let c = Constraint::compile(g).unwrap();
     let mut rng = SplitMix64::new(seed);
     let tokens = vocabulary(docs, extra, &mut rng);
     let vocab = Vocabulary::new(&tokens);
     let (mut allowed, mut checks, mut asked, mut by_prefix, mut walked) = (0, 0, 0, 0, 0);
-    let (mut implied, mut holed_by_prefix) = (0, 0);
+    let (mut implied, mut holed_by_prefix, mut by_end) = (0, 0, 0);
     for k in 0..cuts {
         let doc = &docs[rng.below(docs.len() as u64) as usize];
         let (left, right) = cut(doc, &mut rng);
@@ -122,6 +123,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         }
         walked += at.stats().walked;
         implied += at.stats().implied;
+        by_end += at.stats().by_end;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
         for (id, t) in tokens.iter().enumerate() {
             let want = oracle(&c, &left, t, &right, &[]);
@@ -168,6 +170,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         checks * 2 < asked,
         "the mask reuses checks ({checks} for {asked} tokens)"
     );
+    by_end
 }
 
 fn json_docs() -> Vec<Vec<u8>> {
@@ -188,7 +191,7 @@ fn json_docs() -> Vec<Vec<u8>> {
 #[test]
 fn json_mask_equals_checks_token_by_token() {
     let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
-    against_checks(&g, &json_docs(), 1500, 40, 1);
+    let _ = against_checks(&g, &json_docs(), 1500, 40, 1);
 }
 
 #[test]
@@ -201,7 +204,7 @@ fn smiles_mask_equals_checks_token_by_token() {
         .filter(|l| !l.is_empty())
         .take(200)
         .collect();
-    against_checks(&g, &docs, 1500, 40, 2);
+    let _ = against_checks(&g, &docs, 1500, 40, 2);
 }
 
 #[test]
@@ -213,7 +216,54 @@ fn cpp_mask_equals_checks_token_by_token() {
         .take(40)
         .map(|p| p.text.into_bytes())
         .collect();
-    against_checks(&common::cpp::grammar(), &docs, 600, 12, 3);
+    let _ = against_checks(&common::cpp::grammar(), &docs, 600, 12, 3);
+}
+
+#[test]
+fn cpp_mask_after_many_holes_equals_checks() {
+    // The last masks of a diffusion canvas: ten holes before the point,
+    // the fixed end of the program after it. Most tokens are refused by
+    // that end alone, which is asked before each full check.
+    let (c, rec) = common::cpp::compiled();
+    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .map(|p| p.text.into_bytes())
+        .filter(|d| d.len() > 200)
+        .take(4)
+        .collect();
+    let mut rng = SplitMix64::new(7);
+    let tokens = vocabulary(&docs, 300, &mut rng);
+    let vocab = Vocabulary::new(&tokens);
+    let (mut by_end, mut allowed) = (0, 0);
+    for doc in &docs {
+        let c0 = doc.len() - 20 - rng.below(20) as usize;
+        let mut left = Partial::new();
+        let mut from = 0;
+        for k in 0..10 {
+            let a = (from + 1 + rng.below(((c0 - from) / (10 - k)) as u64) as usize).min(c0);
+            left.push_text(&doc[from..a]);
+            left.push_hole();
+            from = (a + 1 + rng.below(3) as usize).min(c0);
+        }
+        left.push_text(&doc[from..c0]);
+        let right = Partial::new().text(&doc[c0..]);
+        let mut at = Insertion::new(&c, &left, &right).unwrap();
+        let mask = at.mask(&vocab).unwrap();
+        by_end += at.stats().by_end;
+        for (id, t) in tokens.iter().enumerate() {
+            let want = oracle(&c, &left, t, &right, &[]);
+            assert_eq!(
+                mask[id],
+                want,
+                "token {:?} at {left:?} | {right:?}",
+                String::from_utf8_lossy(t)
+            );
+            allowed += want as usize;
+        }
+    }
+    eprintln!("{by_end} checks answered by the end; {allowed} tokens allowed");
+    assert!(by_end > 0, "no check answered by the end");
+    assert!(allowed > 0);
 }
 
 /// An autoregressive loop over `docs` (at most `n_docs`): the point
