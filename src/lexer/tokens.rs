@@ -761,17 +761,13 @@ impl TokenNfa {
                     // in it (tagged), unless it entered the hole from
                     // before (the entering lexemes' byte-only reach).
                     let from_before = b.carry_set(carry);
-                    exit_seeds.extend(
-                        ones(&bits)
-                            .filter(|&l| keep[l as usize / 64] & (1 << (l % 64)) != 0)
-                            .map(|l| {
-                                let began_here = b.weigh
-                                    && !lexer.is_fresh(l)
-                                    && from_before
-                                        .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
-                                conf(p + 1, if began_here { l | TAG } else { l })
-                            }),
-                    );
+                    exit_seeds.extend(ones_of_both(&bits, keep).map(|l| {
+                        let began_here = b.weigh
+                            && !lexer.is_fresh(l)
+                            && from_before
+                                .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
+                        conf(p + 1, if began_here { l | TAG } else { l })
+                    }));
                     let after = b.closure(&exit_seeds, budget)?;
                     let after = nodes.intern_set(after, &mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
@@ -1307,10 +1303,24 @@ fn trim(
 ) -> TokenNfa {
     let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
-    // `rev[rev_at[d]..rev_at[d + 1]]`.
+    // `rev[rev_at[d]..rev_at[d + 1]]`. Only which states lead to which
+    // matters here, so a row's runs of edges into one state (a hole
+    // state's ~37 terminals into the same state on C++ canvases) count
+    // once: counting each was a chain of increments of one word, a third
+    // of building a canvas's automaton outside the closures.
+    fn targets(es: &[(u32, u32)]) -> impl Iterator<Item = u32> + '_ {
+        let mut last = u32::MAX;
+        es.iter().filter_map(move |&(_, d)| {
+            let new = d != last;
+            last = d;
+            new.then_some(d)
+        })
+    }
     let mut rev_at = vec![0u32; n + 1];
-    for &(_, d) in &edges.items {
-        rev_at[d as usize + 1] += 1;
+    for es in edges.rows() {
+        for d in targets(es) {
+            rev_at[d as usize + 1] += 1;
+        }
     }
     for i in 0..n {
         rev_at[i + 1] += rev_at[i];
@@ -1318,7 +1328,7 @@ fn trim(
     let mut fill = rev_at.clone();
     let mut rev = vec![0u32; rev_at[n] as usize];
     for (s, es) in edges.rows().enumerate() {
-        for &(_, d) in es {
+        for d in targets(es) {
             rev[fill[d as usize] as usize] = s as u32;
             fill[d as usize] += 1;
         }
@@ -1413,18 +1423,30 @@ fn split_eps<'a>(
     (terms, eps)
 }
 
+/// The indices of the bits set in both `a` and `b`, ascending (word by
+/// word: a hole's set holds hundreds of lexer states, of which the next
+/// byte keeps a few dozen; testing each was a tenth of a C++ canvas check).
+fn ones_of_both<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = u32> + 'a {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .flat_map(|(i, (&x, &y))| word_ones(i, x & y))
+}
+
 /// The indices of the set bits of `bits`, ascending.
 pub(crate) fn ones(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
-    bits.iter().enumerate().flat_map(|(i, &w)| {
-        let mut w = w;
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros();
-            w &= w - 1;
-            Some(i as u32 * 64 + b)
-        })
+    bits.iter().enumerate().flat_map(|(i, &w)| word_ones(i, w))
+}
+
+/// The indices of the set bits of `w`, word `i` of a bitset, ascending.
+fn word_ones(i: usize, mut w: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        if w == 0 {
+            return None;
+        }
+        let b = w.trailing_zeros();
+        w &= w - 1;
+        Some(i as u32 * 64 + b)
     })
 }
 
