@@ -37,6 +37,22 @@ fn vocabulary(docs: &[Vec<u8>], extra: usize, rng: &mut SplitMix64) -> Vec<Vec<u
     out
 }
 
+/// `text` with ten holes of 0–3 bytes spread through it, ending in its
+/// last bytes (an insertion point after many holes).
+fn with_ten_holes(text: &[u8], rng: &mut SplitMix64) -> Partial {
+    let (c, mut from) = (text.len(), 0);
+    let mut left = Partial::new();
+    for k in 0..10 {
+        let a = from + 1 + rng.below(((c - from) / (10 - k)).max(1) as u64) as usize;
+        let a = a.min(c);
+        left.push_text(&text[from..a]);
+        left.push_hole();
+        from = (a + 1 + rng.below(3) as usize).min(c);
+    }
+    left.push_text(&text[from..c]);
+    left
+}
+
 /// A random insertion point in `doc`: `(left, right)`.
 fn cut(doc: &[u8], rng: &mut SplitMix64) -> (Partial, Partial) {
     let c = rng.below(doc.len() as u64 + 1) as usize;
@@ -44,15 +60,7 @@ fn cut(doc: &[u8], rng: &mut SplitMix64) -> (Partial, Partial) {
     if c > 60 && rng.below(6) == 0 {
         // Many holes before the point (more than the chart of `left` is
         // built for: every relation takes a full check).
-        let mut from = 0;
-        for k in 0..10 {
-            let a = from + 1 + rng.below(((c - from) / (10 - k)).max(1) as u64) as usize;
-            let a = a.min(c);
-            left.push_text(&doc[from..a]);
-            left.push_hole();
-            from = (a + 1 + rng.below(3) as usize).min(c);
-        }
-        left.push_text(&doc[from..c]);
+        left = with_ten_holes(&doc[..c], rng);
     } else if c > 4 && rng.below(3) == 0 {
         // A hole somewhere before the point.
         let a = rng.below(c as u64 - 2) as usize;
@@ -237,15 +245,7 @@ fn cpp_mask_after_many_holes_equals_checks() {
     let (mut by_end, mut allowed) = (0, 0);
     for doc in &docs {
         let c0 = doc.len() - 20 - rng.below(20) as usize;
-        let mut left = Partial::new();
-        let mut from = 0;
-        for k in 0..10 {
-            let a = (from + 1 + rng.below(((c0 - from) / (10 - k)) as u64) as usize).min(c0);
-            left.push_text(&doc[from..a]);
-            left.push_hole();
-            from = (a + 1 + rng.below(3) as usize).min(c0);
-        }
-        left.push_text(&doc[from..c0]);
+        let left = with_ten_holes(&doc[..c0], &mut rng);
         let right = Partial::new().text(&doc[c0..]);
         let mut at = Insertion::new(&c, &left, &right).unwrap();
         let mask = at.mask(&vocab).unwrap();
