@@ -322,6 +322,12 @@ pub struct SamplerArgs {
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
 
+    /// Diffusion models: try a step's proposals one by one even where one
+    /// check of them all committed decides them (the same tokens, more
+    /// checks; for comparison).
+    #[arg(long)]
+    pub one_by_one: bool,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -784,6 +790,12 @@ pub struct EvalRunArgs {
     /// paper.
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
+
+    /// Diffusion models: try a step's proposals one by one even where one
+    /// check of them all committed decides them (the same tokens, more
+    /// checks; for comparison).
+    #[arg(long)]
+    pub one_by_one: bool,
 
     /// Diffusion models on the DLM tasks: decode exactly as the authors'
     /// code where cdiff's rules differ (as `decode --reference-compat`); the

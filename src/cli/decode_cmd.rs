@@ -237,6 +237,7 @@ pub(super) fn dlm_config(
     cfg.max_rejections = s.max_rejections;
     cfg.limit_holes = s.limit_holes;
     cfg.mask_after = s.mask_after.0;
+    cfg.one_by_one = s.one_by_one;
     cfg.seed = s.seed;
     cfg.reference_compat = s.reference_compat;
     cfg

@@ -187,6 +187,7 @@ pub(super) fn dlm_config(
     cfg.max_rejections = a.max_rejections;
     cfg.limit_holes = a.limit_holes;
     cfg.mask_after = a.mask_after.0;
+    cfg.one_by_one = a.one_by_one;
     cfg.seed = seed;
     cfg.reference_compat = a.reference_compat;
     cfg
