@@ -54,7 +54,7 @@ mod test_shared;
 #[doc = include_str!("../README.md")]
 mod readme {}
 
-pub use completable::{completable, Completion, Config, Constraint, Verdict};
+pub use completable::{completable, Completion, Config, Constraint, Replaying, Verdict};
 pub use error::{Error, ErrorKind, Exceeded, Limit, Result};
 pub use grammar::Grammar;
 pub use partial::{Partial, Segment};

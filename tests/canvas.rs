@@ -240,3 +240,88 @@ fn witnesses_do_not_depend_on_earlier_witnesses_on_the_thread() {
         assert_eq!(alone, backward);
     }
 }
+
+/// A decoder's canvases, each a byte away from the one before: `doc` with
+/// 60 % of it masked in spans, then `steps` times one byte of a random
+/// span written back (the span splits around it).
+fn decoding(doc: &[u8], steps: usize, rng: &mut SplitMix64) -> Vec<Partial> {
+    let mut spans = mask_spans(doc.len(), 0.6, 8, rng);
+    let mut out = vec![Partial::cut(doc, &spans)];
+    for _ in 0..steps {
+        if spans.is_empty() {
+            break;
+        }
+        let k = rng.below(spans.len() as u64) as usize;
+        let (s, e) = spans[k];
+        let m = s + rng.below((e - s) as u64) as usize;
+        let parts: Vec<(usize, usize)> = [(s, m), (m + 1, e)]
+            .into_iter()
+            .filter(|(a, b)| a < b)
+            .collect();
+        spans.splice(k..=k, parts);
+        out.push(Partial::cut(doc, &spans));
+    }
+    out
+}
+
+#[test]
+fn token_automata_do_not_depend_on_earlier_builds_on_the_thread() {
+    // Closures that leave holes are kept per thread and replayed in later
+    // builds while a `replaying` guard lives (a decoder's canvases repeat
+    // nearly all of them): each
+    // canvas's automaton, check answer and budget error must be those of
+    // a thread that built nothing before, whatever came before on this one.
+    let (_, rec) = common::cpp::compiled();
+    let cpp: Vec<u8> = common::cpp::programs(&rec)
+        .into_iter()
+        .take(3)
+        .flat_map(|p| p.text.into_bytes())
+        .collect();
+    let json =
+        b"[1, {\"a\": [true, null, \"x\\n\"]}, -2.5e3, {\"k\": {\"l\": [[], {}, \"\\u0041\"]}}]";
+    let (mut errors, mut answers) = (0, 0);
+    for (grammar, doc) in [
+        (common::cpp::grammar(), cpp),
+        (
+            Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap(),
+            json.to_vec(),
+        ),
+    ] {
+        let mut rng = SplitMix64::new(11);
+        let canvases = decoding(&doc, 40, &mut rng);
+        for budget in [u64::MAX, 40_000, 150_000] {
+            let c = std::sync::Arc::new(
+                Constraint::with_config(
+                    &grammar,
+                    Config {
+                        budget,
+                        ..Config::default()
+                    },
+                )
+                .unwrap(),
+            );
+            let build = |p: &Partial, c: &Constraint| {
+                let nfa = c.token_nfa(p).map_err(|e| e.to_string());
+                let ok = c.check(p).map_err(|e| e.to_string());
+                (nfa, ok)
+            };
+            let kept = c.replaying();
+            let in_order: Vec<_> = canvases.iter().map(|p| build(p, &c)).collect();
+            drop(kept);
+            for (p, got) in canvases.iter().zip(&in_order) {
+                let (p2, c2) = (p.clone(), c.clone());
+                let alone = std::thread::spawn(move || build(&p2, &c2)).join().unwrap();
+                assert_eq!(&alone, got, "budget {budget}, canvas {p:?}");
+                match &got.1 {
+                    Ok(_) => answers += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+    }
+    // Some budgets run out on some canvases and not on others.
+    assert!(
+        errors > 0 && answers > 0,
+        "{errors} errors, {answers} answers"
+    );
+}

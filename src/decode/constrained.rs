@@ -253,6 +253,8 @@ pub fn decode_answer(
         vocab: None,
         firsts: Firsts::default(),
     };
+    // The canvases checked next differ by a token or a few each.
+    let _kept = constraint.map(Constraint::replaying);
     d.run()
 }
 

@@ -145,6 +145,8 @@ pub fn infill_ar(
             ));
         };
         let t0 = Instant::now();
+        // The partial outputs checked next differ by a token each.
+        let _kept = c.replaying();
         check_template(c, template)?;
         let spent = t0.elapsed();
         let mut run = Run::new(model, codec, fim, constraint, template, cfg);

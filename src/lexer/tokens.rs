@@ -61,6 +61,19 @@ impl Layout {
         self.hole_index.get(&p).map_or(0, |&h| h as usize)
     }
 
+    /// The text from position `from` up to and including the next hole
+    /// (ending in [`HOLE`]), or up to the end of the text (not ending in
+    /// it); `None` when that is longer than `max` positions.
+    pub(crate) fn segment(&self, from: u32, max: u32) -> Option<&[u16]> {
+        let rest = self.kind.get(from as usize..)?;
+        let n = rest.iter().take(max as usize + 1).position(|&k| k == HOLE);
+        match n {
+            Some(n) => Some(&rest[..=n]),
+            None if rest.len() <= max as usize => Some(rest),
+            None => None,
+        }
+    }
+
     /// The positions of the holes, ascending.
     fn hole_positions(&self) -> Vec<u32> {
         let mut at: Vec<u32> = self.hole_index.keys().copied().collect();
@@ -768,7 +781,7 @@ impl TokenNfa {
                                 .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
                         conf(p + 1, if began_here { l | TAG } else { l })
                     }));
-                    let after = b.closure(&exit_seeds, budget)?;
+                    let after = b.exit_closure(p, &exit_seeds, budget)?;
                     let after = nodes.intern_set(after, &mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
                     // Two parts of a closure can be one state (a part
@@ -1604,6 +1617,35 @@ impl Builder<'_> {
         }
     }
 
+    /// [`Builder::closure`] of the states leaving the hole at `p` (seeds
+    /// at `p + 1`), from this thread's [`exits`] memo when the same states
+    /// left a hole before the same text in an earlier build (the budget is
+    /// charged what the closure spent then, so answers and budget errors do
+    /// not depend on what the thread did before).
+    fn exit_closure(&mut self, p: u32, seeds: &[Conf], budget: &mut Budget) -> Result<Confs> {
+        let from = p + 1;
+        if self.weigh || self.prefix || seeds.is_empty() || !exits::kept() {
+            return self.closure(seeds, budget);
+        }
+        let Some(text) = self.layout.segment(from, exits::MAX_TEXT) else {
+            return self.closure(seeds, budget);
+        };
+        let states: SmallVec<[u32; 32]> = seeds.iter().map(|&c| unpack(c).1).collect();
+        let key = exits::Key {
+            lexer: self.lx.uid,
+            states: &states,
+            text,
+        };
+        if let Some((spent, chunk)) = exits::replay(&key, from, self) {
+            budget.spend(spent)?;
+            return Ok(chunk);
+        }
+        let before = budget.left();
+        let chunk = self.closure(seeds, budget)?;
+        exits::record(&key, from, self, &chunk, before - budget.left());
+        Ok(chunk)
+    }
+
     /// ε-closure within one segment of the text: byte steps (forced in
     /// chunks) and skips of ignored lexemes, up to the end or the first hole.
     /// A hole stops it: its part is the set of lexer states reachable inside
@@ -1766,5 +1808,161 @@ impl Builder<'_> {
         });
         chunk.sort_unstable();
         Ok(chunk)
+    }
+}
+
+/// Keeps the closures that leave holes on this thread, for the builds of
+/// token automata until the guard is dropped (then they are dropped too):
+/// a decoder checks one canvas after another, each a token away from the
+/// last, and replays nearly all of them (see the `exits` module below).
+/// Guards nest.
+pub(crate) fn keep_hole_exits() -> exits::Keep {
+    exits::Keep::new()
+}
+
+/// Hole exits replayed across builds ([`Builder::exit_closure`]), while a
+/// [`keep_hole_exits`] guard lives on the thread.
+///
+/// A decoder checks one canvas after another, each a token away from the
+/// last: nearly every hole is left by the same lexer states before the same
+/// text as in the build before, so the closure that sweeps that text (a
+/// quarter of a `dlm-cpp` canvas check) is the same up to its position. The
+/// closures are kept per thread, by lexer, states and text (up to
+/// [`MAX_TEXT`] positions), with positions relative to the segment, up to
+/// [`MAX_BYTES`] in all (then dropped at once). Within one build no two
+/// exits share states and text (counted), so a build alone gains nothing,
+/// and on unrelated canvases keeping costs: C++ canvases (0.5–2 KB, one
+/// cold check each) 8–15 % slower at the median, which is why only
+/// decoders turn it on.
+pub(crate) mod exits {
+    use super::{Builder, Conf, Confs};
+    use crate::hash::FxMap;
+    use std::cell::{Cell, RefCell};
+    use std::hash::{Hash, Hasher};
+
+    /// Longest segment (positions, the closing hole included) kept.
+    pub(super) const MAX_TEXT: u32 = 256;
+    /// Most bytes kept per thread.
+    const MAX_BYTES: usize = 8 << 20;
+
+    /// What a closure leaving a hole depends on.
+    pub(super) struct Key<'a> {
+        pub(super) lexer: u64,
+        pub(super) states: &'a [u32],
+        pub(super) text: &'a [u16],
+    }
+
+    struct Entry {
+        states: Box<[u32]>,
+        text: Box<[u16]>,
+        /// The chunk configurations, positions relative to the segment.
+        chunk: Box<[Conf]>,
+        /// The hole parts (relative positions) and their bits.
+        holes: Box<[(u32, bool, bool)]>,
+        bits: Box<[u64]>,
+        swept: usize,
+        /// Budget units the closure spent.
+        spent: u64,
+    }
+
+    #[derive(Default)]
+    struct Memo {
+        lexer: u64,
+        map: FxMap<u64, Vec<Entry>>,
+        bytes: usize,
+    }
+
+    thread_local! {
+        static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+        static KEEPERS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// See [`super::keep_hole_exits`].
+    pub(crate) struct Keep(());
+
+    impl Keep {
+        pub(super) fn new() -> Keep {
+            KEEPERS.with(|k| k.set(k.get() + 1));
+            Keep(())
+        }
+    }
+
+    impl Drop for Keep {
+        fn drop(&mut self) {
+            let left = KEEPERS.with(|k| {
+                k.set(k.get().saturating_sub(1));
+                k.get()
+            });
+            if left == 0 {
+                MEMO.with(|m| *m.borrow_mut() = Memo::default());
+            }
+        }
+    }
+
+    /// Whether a guard lives on this thread.
+    pub(super) fn kept() -> bool {
+        KEEPERS.with(|k| k.get() > 0)
+    }
+
+    fn hash(key: &Key<'_>) -> u64 {
+        let mut h = crate::hash::FxHasher::default();
+        key.states.hash(&mut h);
+        key.text.hash(&mut h);
+        h.finish()
+    }
+
+    /// The kept closure of `key` at position `from`, written into `b`'s
+    /// hole parts as [`Builder::closure`] would, with the units it spent.
+    pub(super) fn replay(key: &Key<'_>, from: u32, b: &mut Builder<'_>) -> Option<(u64, Confs)> {
+        MEMO.with(|m| {
+            let m = m.borrow();
+            if m.lexer != key.lexer {
+                return None;
+            }
+            let e = m
+                .map
+                .get(&hash(key))?
+                .iter()
+                .find(|e| *e.states == *key.states && *e.text == *key.text)?;
+            let base = u64::from(from) << 32;
+            let chunk: Confs = e.chunk.iter().map(|&c| c + base).collect();
+            b.holes.clear();
+            b.holes
+                .extend(e.holes.iter().map(|&(q, x, y)| (q + from, x, y)));
+            b.hole_bits.clear();
+            b.hole_bits.extend_from_slice(&e.bits);
+            b.carry_bits.clear();
+            b.swept = e.swept;
+            Some((e.spent, chunk))
+        })
+    }
+
+    /// Keeps the closure just computed by `b` for `key` at `from`.
+    pub(super) fn record(key: &Key<'_>, from: u32, b: &Builder<'_>, chunk: &[Conf], spent: u64) {
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.lexer != key.lexer || m.bytes > MAX_BYTES {
+                m.map.clear();
+                m.bytes = 0;
+                m.lexer = key.lexer;
+            }
+            let base = u64::from(from) << 32;
+            let e = Entry {
+                states: key.states.into(),
+                text: key.text.into(),
+                chunk: chunk.iter().map(|&c| c - base).collect(),
+                holes: b.holes.iter().map(|&(q, x, y)| (q - from, x, y)).collect(),
+                bits: b.hole_bits.as_slice().into(),
+                swept: b.swept,
+                spent,
+            };
+            m.bytes += 96
+                + 4 * e.states.len()
+                + 2 * e.text.len()
+                + 8 * e.chunk.len()
+                + 12 * e.holes.len()
+                + 8 * e.bits.len();
+            m.map.entry(hash(key)).or_default().push(e);
+        })
     }
 }
