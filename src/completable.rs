@@ -699,7 +699,8 @@ impl Constraint {
 /// every hole of a canvas is left by the same lexer states before the same
 /// text as in the check before). Answers, witnesses and budget errors are
 /// the same with or without it; only the time differs. Dropping the last
-/// guard on the thread drops what was kept (at most 8 MiB).
+/// guard on the thread drops what was kept (at most 8 MiB). The guard
+/// stays on the thread that made it (it is not `Send`).
 #[must_use = "the closures are kept only while the guard lives"]
 pub struct Replaying(crate::lexer::KeepExits);
 

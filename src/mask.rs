@@ -38,8 +38,8 @@
 //!   lexer states, 32 kept, least recently used first out).
 //! * **The chart of `left`, once.** When `left` has no hole (every step of
 //!   autoregressive infilling), or a few holes but ends in fixed text (a
-//!   diffusion canvas where a position keeps being refused), a new relation does not need a check of the
-//!   whole text: the automaton of `left` as a prefix and its phase-1 chart
+//!   diffusion canvas where a position keeps being refused), a new
+//!   relation does not need a check of the whole text: the automaton of `left` as a prefix and its phase-1 chart
 //!   (every item, to the fixpoint, with every production predicted at the
 //!   states where `left` ends) are built on the first check at the point,
 //!   the automaton of `right` once per lexer state `l₁` an insertion can
@@ -70,8 +70,9 @@
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
 //! (a full check where the chart of `left` does not apply: `left` ending
-//! in a hole or with more than 8 holes, hole limits); a mask costs one relation step per trie node
-//! visited plus that per distinct relation of an allowed prefix.
+//! in a hole or with more than 8 holes, hole limits); a mask costs one
+//! relation step per trie node visited plus that per distinct relation of
+//! an allowed prefix.
 //! [`Insertion::advance`] moves the point past accepted bytes in
 //! `O(bytes)`, so an autoregressive loop never re-lexes its prefix, and
 //! grows the chart of `left` by the terminals the bytes emit (one Earley
@@ -1231,9 +1232,7 @@ impl<'c> Insertion<'c> {
         self.memo.insert(self.key.clone().into_boxed_slice(), ok);
         Ok(ok)
     }
-}
 
-impl Insertion<'_> {
     /// Whether the fixed text after the last hole of `p` (a full check's
     /// partial output) refutes it on its own, asked before a full check of
     /// a canvas with many holes before the point, where the chart of

@@ -1877,13 +1877,14 @@ pub(crate) mod exits {
         static KEEPERS: Cell<u32> = const { Cell::new(0) };
     }
 
-    /// See [`super::keep_hole_exits`].
-    pub(crate) struct Keep(());
+    /// See [`super::keep_hole_exits`]. Not `Send`: it counts on the
+    /// thread that made it.
+    pub(crate) struct Keep(std::marker::PhantomData<*const ()>);
 
     impl Keep {
         pub(super) fn new() -> Keep {
             KEEPERS.with(|k| k.set(k.get() + 1));
-            Keep(())
+            Keep(std::marker::PhantomData)
         }
     }
 
