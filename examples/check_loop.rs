@@ -11,6 +11,9 @@
 //! holes; with it, each case masks that fraction of the document's bytes in
 //! 1–8-byte spans (a diffusion canvas, as `cdiff bench --canvas`). With
 //! `CHECK_LOOP_WITNESS=1` in the environment it runs `completable` instead.
+//! With `CHECK_LOOP_EVICT=MB` it writes and reads a buffer of that many
+//! MiB between checks (untimed), so each check starts with cold caches, as
+//! one does inside a decoder after the model's forward pass.
 
 use std::time::Instant;
 
@@ -66,9 +69,19 @@ fn main() {
             })
             .collect();
         let witness = std::env::var_os("CHECK_LOOP_WITNESS").is_some_and(|v| v == "1");
+        let evict: usize = std::env::var("CHECK_LOOP_EVICT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut junk = vec![0u64; evict << 17];
+        let mut sink = 0u64;
         let mut times = Vec::new();
         for _ in 0..rounds {
             for p in &parts {
+                for (i, x) in junk.iter_mut().enumerate() {
+                    *x = x.wrapping_add(i as u64);
+                    sink ^= *x;
+                }
                 let t = Instant::now();
                 if witness {
                     c.completable(p).map_err(|e| e.to_string())?;
@@ -78,6 +91,7 @@ fn main() {
                 times.push(t.elapsed().as_secs_f64() * 1e6);
             }
         }
+        std::hint::black_box(sink);
         times.sort_by(f64::total_cmp);
         println!(
             "{} {}: median {:.1} µs, p90 {:.1} µs",

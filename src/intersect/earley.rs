@@ -521,7 +521,8 @@ pub(crate) struct Grown(Layer);
 struct Layer {
     off: u32,
     len: u32,
-    /// Keyed by `(nonterminal, state - off)`, as the search's tables.
+    /// Keyed by `(state - off, nonterminal)` ([`side_index`]), as the
+    /// search's tables.
     waiting: Heads,
     arena: Vec<(u64, u32)>,
     /// Per frontier state (by id): the items there with a terminal after
@@ -804,11 +805,28 @@ fn out_terminals(g: &Intersector, dfa: &TokenNfa, ceiling: &Ceiling) -> Fits<Vec
     Ok(out)
 }
 
+/// The index of (local state `s`, nonterminal `a`, numbered from 0) in the
+/// tables keyed by both (waiting lists, completed ends, predictions), for a
+/// grammar of `nts` nonterminals: state-major, so the entries of one state
+/// (an Earley set predicts and waits for many nonterminals at its state)
+/// share cache lines. Nonterminal-major, a C++ function's search touched a
+/// line per (state, nonterminal) of 190 KB tables; inside a decoder, whose
+/// model's forward pass has evicted them, those misses were 40 % of the
+/// search.
+#[inline]
+fn side_index(s: u32, a: u32, nts: u32) -> u64 {
+    s as u64 * nts as u64 + a as u64
+}
+
 impl Earley<'_> {
     /// The table index of `(state, nonterminal symbol)`.
     #[inline]
     fn side(&self, s: u32, a: u32) -> u64 {
-        (a - self.g.n_terms) as u64 * self.len + (s - self.off) as u64
+        side_index(
+            s - self.off,
+            a - self.g.n_terms,
+            self.g.n_syms - self.g.n_terms,
+        )
     }
 
     /// Whether `s` is a state of the automaton searched.
@@ -907,7 +925,7 @@ impl Earley<'_> {
             let l = base.layer(b);
             let mut c = l
                 .waiting
-                .get((a - g.n_terms) as u64 * l.len as u64 + (b - l.off) as u64);
+                .get(side_index(b - l.off, a - g.n_terms, g.n_syms - g.n_terms));
             while c != NIL {
                 budget.spend(1)?;
                 let (it, next) = l.arena[c as usize];
