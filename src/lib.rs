@@ -42,6 +42,7 @@ pub mod model;
 mod partial;
 pub mod recognize;
 pub mod rng;
+mod session;
 
 /// Where the unit tests find data not shipped with cdiff (`CDIFF_SHARED`).
 #[cfg(test)]
@@ -58,3 +59,4 @@ pub use completable::{completable, Completion, Config, Constraint, Replaying, Ve
 pub use error::{Error, ErrorKind, Exceeded, Limit, Result};
 pub use grammar::Grammar;
 pub use partial::{Partial, Segment};
+pub use session::{Edit, Place, Session, SessionStats};

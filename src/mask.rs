@@ -615,6 +615,10 @@ type GrownKey = (u32, u32);
 /// it saves (`dlm-cpp` masks with 22–26 holes before the point: the chart
 /// 24–39 ms against 0.5 ms per full check; with up to 6 holes a mask went
 /// from 3.5–35 ms to 0.1–0.2 ms).
+/// Most lexer states at a point where answering proposals through it
+/// beats checking them ([`Insertion::is_narrow`]).
+const NARROW: usize = 16;
+
 const PREFIX_MAX_HOLES: usize = 8;
 
 /// Grown layers kept per insertion point: at most this many (each a few
@@ -724,6 +728,13 @@ impl<'c> Insertion<'c> {
     /// comment a hole may open; after fixed text it is one or two).
     pub fn width(&self) -> usize {
         self.point.width()
+    }
+
+    /// Whether proposals are best answered here rather than by checks: at
+    /// most [`NARROW`] lexer states at the point (after fixed text, not
+    /// after a hole where every string or comment may be open).
+    pub(crate) fn is_narrow(&self) -> bool {
+        self.width() <= NARROW
     }
 
     /// What was done so far.

@@ -95,17 +95,13 @@ enum Reuse<'a> {
     /// After a rejection: build the insertion point.
     Build,
     /// The insertion point at the position and the partial output after
-    /// the token; proposals go through it only if `answers` (it has at most
-    /// [`MAX_WIDTH`] lexer states), masks always.
+    /// the token; proposals go through it only if `answers`
+    /// ([`Insertion::is_narrow`]), masks always.
     At {
         point: Box<(Insertion<'a>, Partial)>,
         answers: bool,
     },
 }
-
-/// Most lexer states at an insertion point worth using it (see
-/// [`Insertion::width`]).
-const MAX_WIDTH: usize = 16;
 
 fn model_err(e: candle_core::Error) -> Error {
     Error::new(ErrorKind::Model, e.to_string())
@@ -743,7 +739,7 @@ impl<'a> Decoder<'a, '_> {
             let (left, rest) = view.partial.split_at(o);
             let (_, right) = rest.split_at(bytes.len());
             let at = Insertion::new(c, &left, &right)?.with_limits(limits.clone());
-            let answers = at.width() <= MAX_WIDTH;
+            let answers = at.is_narrow();
             *reuse = Reuse::At {
                 point: Box::new((at, right)),
                 answers,
