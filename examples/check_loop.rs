@@ -7,7 +7,8 @@
 //!
 //! `GRAMMAR` is a grammar file, or a JSON Schema (`.json`).
 //! `DOCS_FILE` holds one document per line (`.jsonl`: one JSON string per
-//! line). Prints the median check time. Without `FRACTION` each case cuts 1–3
+//! line, or a HumanEval-X record, whose `declaration` and
+//! `canonical_solution` are the document). Prints the median check time. Without `FRACTION` each case cuts 1–3
 //! holes; with it, each case masks that fraction of the document's bytes in
 //! 1–8-byte spans (a diffusion canvas, as `cdiff bench --canvas`). With
 //! `CHECK_LOOP_WITNESS=1` in the environment it runs `completable` instead.
@@ -19,6 +20,16 @@ use std::time::Instant;
 
 use cdiff::rng::{mask_spans, pick_spans, SplitMix64};
 use cdiff::{Constraint, Grammar, Partial};
+
+/// The document of one `.jsonl` line.
+fn document(line: &str) -> Result<String, String> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let field = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("");
+    Ok(match v.as_str() {
+        Some(s) => s.to_string(),
+        None => format!("{}{}", field("declaration"), field("canonical_solution")),
+    })
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -47,7 +58,7 @@ fn main() {
             .lines()
             .filter(|l| !l.is_empty())
             .map(|l| match jsonl {
-                true => serde_json::from_str::<String>(l).map_err(|e| e.to_string()),
+                true => document(l),
                 false => Ok(l.to_string()),
             })
             .collect::<Result<_, _>>()?;
