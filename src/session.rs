@@ -172,12 +172,16 @@ impl<'c> Session<'c> {
     pub fn try_place(&mut self, hole: usize, place: Place, bytes: &[u8]) -> Result<bool> {
         self.stats.tries += 1;
         let here = |h: usize, p: Place| h == hole && p == place && !bytes.is_empty();
+        // The partial output with the placement, once built.
+        let mut built: Option<Partial> = None;
         let ok = match &mut self.here {
             Here::Point(p) if here(p.hole, p.place) && p.answers => {
                 self.stats.by_point += 1;
                 p.at.allows(bytes)?
             }
-            Here::Point(p) if here(p.hole, p.place) => self.check_at(hole, place, bytes)?,
+            Here::Point(p) if here(p.hole, p.place) => {
+                self.check_at(hole, place, bytes, &mut built)?
+            }
             &mut Here::Refused(h, p) if here(h, p) => {
                 // The second try here: build the point.
                 let (left, right) = split(&self.partial, hole, place)?;
@@ -194,21 +198,22 @@ impl<'c> Session<'c> {
                     self.stats.by_point += 1;
                     point.at.allows(bytes)?
                 } else {
-                    self.check_at(hole, place, bytes)?
+                    self.check_at(hole, place, bytes, &mut built)?
                 };
                 self.here = Here::Point(point);
                 ok
             }
             _ => {
-                let ok = self.check_at(hole, place, bytes)?;
+                let ok = self.check_at(hole, place, bytes, &mut built)?;
                 self.here = Here::Refused(hole, place);
                 ok
             }
         };
         if ok {
-            let (mut next, right) = split(&self.partial, hole, place)?;
-            next.push_text(bytes);
-            next.append(&right);
+            let next = match built {
+                Some(p) => p,
+                None => placed(&self.partial, hole, place, bytes)?,
+            };
             self.keep(next, 1);
         }
         Ok(ok)
@@ -240,10 +245,7 @@ impl<'c> Session<'c> {
         self.stats.tries += edits.len();
         let mut next = self.partial.clone();
         for e in edits {
-            let (mut left, right) = split(&next, e.hole, e.place)?;
-            left.push_text(e.bytes);
-            left.append(&right);
-            next = left;
+            next = placed(&next, e.hole, e.place, e.bytes)?;
         }
         self.stats.checks += 1;
         let ok = self.constraint.check(&next)?;
@@ -254,13 +256,17 @@ impl<'c> Session<'c> {
     }
 
     /// A check of the partial output with `bytes` put into `hole` at
-    /// `place`.
-    fn check_at(&mut self, hole: usize, place: Place, bytes: &[u8]) -> Result<bool> {
-        let (mut p, right) = split(&self.partial, hole, place)?;
-        p.push_text(bytes);
-        p.append(&right);
+    /// `place`, which it leaves in `built`.
+    fn check_at(
+        &mut self,
+        hole: usize,
+        place: Place,
+        bytes: &[u8],
+        built: &mut Option<Partial>,
+    ) -> Result<bool> {
+        let p = built.insert(placed(&self.partial, hole, place, bytes)?);
         self.stats.checks += 1;
-        self.constraint.check(&p)
+        self.constraint.check(p)
     }
 
     /// `next` is the partial output now (`n` placements kept).
@@ -269,6 +275,43 @@ impl<'c> Session<'c> {
         self.here = Here::Nowhere;
         self.stats.kept += n;
     }
+}
+
+/// `partial` with `bytes` put into hole `hole` at `place`, in one pass.
+fn placed(partial: &Partial, hole: usize, place: Place, bytes: &[u8]) -> Result<Partial> {
+    let mut out = Partial::new();
+    let mut seen = 0;
+    for s in partial.segments() {
+        match s {
+            Segment::Text(t) => out.push_text(t),
+            Segment::Hole => {
+                if seen == hole {
+                    if matches!(place, Place::End | Place::Inside) {
+                        out.push_hole();
+                    }
+                    out.push_text(bytes);
+                    if matches!(place, Place::Start | Place::Inside) {
+                        out.push_hole();
+                    }
+                } else {
+                    out.push_hole();
+                }
+                seen += 1;
+            }
+        }
+    }
+    match hole < seen {
+        true => Ok(out),
+        false => Err(no_hole(hole, seen)),
+    }
+}
+
+/// The error for a hole that is not there.
+fn no_hole(hole: usize, holes: usize) -> Error {
+    Error::new(
+        ErrorKind::Partial,
+        format!("no hole {hole}: the partial output has {holes}"),
+    )
 }
 
 /// `partial` cut at hole `hole` for a placement at `place`: what comes
@@ -301,10 +344,7 @@ fn split(partial: &Partial, hole: usize, place: Place) -> Result<(Partial, Parti
         }
     }
     if !found {
-        return Err(Error::new(
-            ErrorKind::Partial,
-            format!("no hole {hole}: the partial output has {seen}"),
-        ));
+        return Err(no_hole(hole, seen));
     }
     Ok((left, right))
 }
