@@ -34,7 +34,8 @@ for arch in dream llada; do
   for grammar in cpp json; do
     for mode in vanilla con; do
       $bin decode --model "$dir" --grammar "grammars/$grammar.ebnf" --max-tokens 256 --steps 32 \
-        --mode "$mode" --dtype "$dtype" --device "$device" --seed 0 --json >"$out/$arch-$grammar-$mode.json"
+        --mode "$mode" --dtype "$dtype" --device "$device" --seed 0 --json \
+        >"$out/$arch-$grammar-$mode.json" 2>"$out/$arch-$grammar-$mode.log"
       # One JSON object: micros_model, micros_constraint, steps, valid.
       sed -E 's/.*"valid":([a-z]+).*"steps":([0-9]+).*"micros_model":([0-9.]+),"micros_constraint":([0-9.]+).*/\1 \2 \3 \4/' \
         "$out/$arch-$grammar-$mode.json" | while read -r valid steps model constraint; do
