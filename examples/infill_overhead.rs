@@ -4,7 +4,9 @@
 //! autoregressive FIM model (default: a tiny random StarCoder2 written to a
 //! temporary directory) in `vanilla` and `con` mode, the latter with
 //! rejection sampling only (`mask_after: None`) and with allowed-token masks
-//! after 8 rejections at a position (the default).
+//! after 8 rejections at a position (the default), and the default again
+//! with every proposal answered by a fresh check (`fresh_checks`: the
+//! paper's way, for comparison; the same tokens).
 //!
 //! ```sh
 //! cargo run --release --example infill_overhead -- [--model DIR] [--limit 40] [--max-tokens 32]
@@ -95,12 +97,13 @@ fn main() -> cdiff::Result<()> {
     println!("| regions | mode | instances | tokens | model ms/token | constraint ms/token | constraint share | rejections/instance | masks/instance | valid | witness |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let modes = [
-        ("vanilla", Mode::Vanilla, None),
-        ("con, rejection sampling", Mode::Con, None),
-        ("con, masks after 8", Mode::Con, Some(8)),
+        ("vanilla", Mode::Vanilla, None, false),
+        ("con, rejection sampling", Mode::Con, None, false),
+        ("con, masks after 8", Mode::Con, Some(8), false),
+        ("con, masks after 8, fresh checks", Mode::Con, Some(8), true),
     ];
     for n in 1..=3 {
-        for (name, mode, mask_after) in modes {
+        for (name, mode, mask_after, fresh_checks) in modes {
             let mut rng = SplitMix64::new(n as u64);
             let (mut tokens, mut tm, mut tc) = (0usize, Duration::ZERO, Duration::ZERO);
             let (mut count, mut valid, mut witness) = (0, 0, 0);
@@ -123,6 +126,7 @@ fn main() -> cdiff::Result<()> {
                     seed: i as u64,
                     max_tokens,
                     mask_after,
+                    fresh_checks,
                     ..ArInfillConfig::default()
                 };
                 let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg)?;

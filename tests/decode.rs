@@ -472,6 +472,52 @@ fn proposals_together_commit_what_one_by_one_commits() {
 }
 
 #[test]
+fn fresh_checks_commit_what_reused_checks_commit() {
+    // `fresh_checks` answers every proposal by a check of the canvas (no
+    // proposals together, no insertion-point answers, no replayed hole
+    // exits): token for token the same decode, with more checks.
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let (mut reused_checks, mut fresh_checks) = (0, 0);
+    for helpful in [true, false] {
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for seed in 0..8 {
+                let cfg = DecodeConfig {
+                    max_tokens: 32,
+                    steps: 16,
+                    ..small(Mode::Con, style, seed)
+                };
+                let decode_with = |fresh_checks| {
+                    let mut m = Harsh::new(seed);
+                    if helpful {
+                        m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
+                    }
+                    let cfg = DecodeConfig {
+                        fresh_checks,
+                        ..cfg.clone()
+                    };
+                    decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None).unwrap()
+                };
+                let (a, b) = (decode_with(false), decode_with(true));
+                let at = format!("helpful {helpful} {style:?} seed {seed}");
+                assert_eq!(a.tokens, b.tokens, "{at}");
+                assert_eq!(
+                    (a.accepted, a.rejections, a.masks, a.failed, a.used_witness),
+                    (b.accepted, b.rejections, b.masks, b.failed, b.used_witness),
+                    "{at}"
+                );
+                reused_checks += a.checks;
+                fresh_checks += b.checks;
+            }
+        }
+    }
+    assert!(
+        reused_checks < fresh_checks,
+        "{reused_checks} vs {fresh_checks}"
+    );
+}
+
+#[test]
 fn masks_change_nothing_where_no_position_reaches_their_count() {
     // Masks come only after `k` rejections at one position in one step (or
     // at the rejection limit): a run that never gets there is token for

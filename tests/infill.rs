@@ -216,6 +216,57 @@ fn ar_masks_keep_con_minus_going_and_change_nothing_else() {
 }
 
 #[test]
+fn ar_fresh_checks_give_the_same_infill() {
+    // Every proposal answered by a fresh check of the template (the
+    // paper's way) instead of the insertion point and replayed hole exits:
+    // the same tokens, rejections and masks, con and con-minus.
+    let dir = tmp("fresh");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 7).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let mut rejections = 0;
+    for (gname, t) in templates() {
+        let c = Constraint::compile(&grammar(gname)).unwrap();
+        for (mode, seed) in [(Mode::Con, 0), (Mode::ConMinus, 1), (Mode::Con, 2)] {
+            let mut run = |fresh_checks| {
+                let cfg = ArInfillConfig {
+                    mode,
+                    temperature: 1.0,
+                    seed,
+                    max_rejections: 30,
+                    max_tokens: 12,
+                    fresh_checks,
+                    ..ArInfillConfig::default()
+                };
+                infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap()
+            };
+            let (reused, fresh) = (run(false), run(true));
+            let what = format!("{gname} {mode:?} seed {seed}");
+            assert_eq!(reused.text, fresh.text, "{what}");
+            assert_eq!(
+                (
+                    reused.tokens,
+                    reused.rejections,
+                    reused.masks,
+                    reused.failed,
+                    reused.used_witness
+                ),
+                (
+                    fresh.tokens,
+                    fresh.rejections,
+                    fresh.masks,
+                    fresh.failed,
+                    fresh.used_witness
+                ),
+                "{what}"
+            );
+            rejections += fresh.rejections;
+        }
+    }
+    assert!(rejections > 0, "the comparison needs refused proposals");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn diffusion_models_infill_under_the_constraint() {
     for arch in [Arch::Dream, Arch::Llada] {
         let dir = tmp(&format!("{arch:?}"));

@@ -328,6 +328,12 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub one_by_one: bool,
 
+    /// Answer every proposal by a fresh check, as in the paper: no
+    /// proposals together, no insertion-point answers, no replayed hole
+    /// exits (the same tokens; for comparison).
+    #[arg(long)]
+    pub fresh_checks: bool,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -796,6 +802,12 @@ pub struct EvalRunArgs {
     /// checks; for comparison).
     #[arg(long)]
     pub one_by_one: bool,
+
+    /// Answer every proposal by a fresh check, as in the paper: no
+    /// proposals together, no insertion-point answers, no replayed hole
+    /// exits (the same tokens; for comparison).
+    #[arg(long)]
+    pub fresh_checks: bool,
 
     /// Diffusion models on the DLM tasks: decode exactly as the authors'
     /// code where cdiff's rules differ (as `decode --reference-compat`); the

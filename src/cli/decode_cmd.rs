@@ -238,6 +238,7 @@ pub(super) fn dlm_config(
     cfg.limit_holes = s.limit_holes;
     cfg.mask_after = s.mask_after.0;
     cfg.one_by_one = s.one_by_one;
+    cfg.fresh_checks = s.fresh_checks;
     cfg.seed = s.seed;
     cfg.reference_compat = s.reference_compat;
     cfg

@@ -123,6 +123,7 @@ impl Infiller {
                     max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
                     mask_after: a.mask_after.0,
+                    fresh_checks: a.fresh_checks,
                 };
                 infill_ar(
                     &mut m.model,
@@ -188,6 +189,7 @@ pub(super) fn dlm_config(
     cfg.limit_holes = a.limit_holes;
     cfg.mask_after = a.mask_after.0;
     cfg.one_by_one = a.one_by_one;
+    cfg.fresh_checks = a.fresh_checks;
     cfg.seed = seed;
     cfg.reference_compat = a.reference_compat;
     cfg

@@ -100,6 +100,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             max_tokens: a.max_tokens,
             placeholder: a.placeholder.clone().into_bytes(),
             mask_after: s.mask_after.0,
+            fresh_checks: s.fresh_checks,
         };
         infill_ar(
             &mut m.model,

@@ -250,7 +250,9 @@ pub fn decode_answer(
         firsts: Firsts::default(),
     };
     // The canvases checked next differ by a token or a few each.
-    let _kept = constraint.map(Constraint::replaying);
+    let _kept = constraint
+        .filter(|_| !cfg.fresh_checks)
+        .map(Constraint::replaying);
     d.run()
 }
 
@@ -678,6 +680,7 @@ impl<'a> Decoder<'a, '_> {
             || cands.len() < quota
             || self.cfg.limit_holes
             || self.cfg.one_by_one
+            || self.cfg.fresh_checks
             || !self.firsts.mostly_kept()
         {
             return Ok(false);
@@ -739,7 +742,7 @@ impl<'a> Decoder<'a, '_> {
             let (left, rest) = view.partial.split_at(o);
             let (_, right) = rest.split_at(bytes.len());
             let at = Insertion::new(c, &left, &right)?.with_limits(limits.clone());
-            let answers = at.is_narrow();
+            let answers = at.is_narrow() && !self.cfg.fresh_checks;
             *reuse = Reuse::At {
                 point: Box::new((at, right)),
                 answers,

@@ -164,6 +164,14 @@ pub struct DecodeConfig {
     /// [`constrained`]): the same tokens either way, more checks; for
     /// comparison. Off by default.
     pub one_by_one: bool,
+    /// Answer every proposal by a fresh [`Constraint::check`] of the canvas
+    /// (as in the paper): no proposals together, no answers from insertion
+    /// points, no replayed hole exits. The same tokens either way (masks
+    /// still come from the position's insertion point); for comparison.
+    /// Off by default.
+    ///
+    /// [`Constraint::check`]: crate::Constraint::check
+    pub fresh_checks: bool,
     /// Seed of all randomness.
     pub seed: u64,
     /// Constrained bytes before the answer (e.g. a function signature).
@@ -198,6 +206,7 @@ impl DecodeConfig {
             limit_holes: false,
             mask_after: Some(8),
             one_by_one: false,
+            fresh_checks: false,
             seed: 0,
             prefill: Vec::new(),
             fence: None,

@@ -37,6 +37,12 @@ pub struct ArInfillConfig {
     /// without a limit draws from); `max_rejections` then no longer ends
     /// the infill. `None`: rejection sampling as in the paper.
     pub mask_after: Option<usize>,
+    /// Answer every proposal by a fresh [`Constraint::check`] of the
+    /// template with the region so far and the token (as in the paper):
+    /// no answers from the insertion point, no replayed hole exits. The
+    /// same tokens either way (masks still come from the insertion point);
+    /// for comparison. Off by default.
+    pub fresh_checks: bool,
 }
 
 impl Default for ArInfillConfig {
@@ -52,6 +58,7 @@ impl Default for ArInfillConfig {
             max_tokens: 256,
             placeholder: Vec::new(),
             mask_after: Some(8),
+            fresh_checks: false,
         }
     }
 }
@@ -146,7 +153,7 @@ pub fn infill_ar(
         };
         let t0 = Instant::now();
         // The partial outputs checked next differ by a token each.
-        let _kept = c.replaying();
+        let _kept = (!cfg.fresh_checks).then(|| c.replaying());
         check_template(c, template)?;
         let spent = t0.elapsed();
         let mut run = Run::new(model, codec, fim, constraint, template, cfg);
@@ -293,6 +300,12 @@ impl<'a> Run<'a> {
                 let ok = match point.as_mut() {
                     None => true,
                     Some(_) if self.fim.stops.contains(&t) => self.closes(r, &fill)?,
+                    Some(_) if self.cfg.fresh_checks => {
+                        let mut with = fill.clone();
+                        with.extend_from_slice(self.codec.token_bytes(t));
+                        let p = self.template.partial_at(&self.fills, r, &with, true);
+                        self.check(&p)?
+                    }
                     Some(at) => {
                         let t0 = Instant::now();
                         let ok = at.allows(self.codec.token_bytes(t))?;
