@@ -413,6 +413,16 @@ fn stats() {
     }
 }
 
+/// A decode by the harsh proposer (`helpful`: biased toward the grammar's
+/// bytes, so that most proposals are kept).
+fn harsh_decode(c: &Constraint, cfg: &DecodeConfig, helpful: bool, seed: u64) -> DecodeOutput {
+    let mut m = Harsh::new(seed);
+    if helpful {
+        m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
+    }
+    decode(&mut m, &Bytes::new(), &special(), Some(c), &[], cfg, None).unwrap()
+}
+
 #[test]
 fn proposals_together_commit_what_one_by_one_commits() {
     // One check of a step's first proposals all committed decides them
@@ -434,16 +444,11 @@ fn proposals_together_commit_what_one_by_one_commits() {
                         ..small(mode, style, seed)
                     };
                     let decode_with = |one_by_one| {
-                        let mut m = Harsh::new(seed);
-                        if helpful {
-                            m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
-                        }
                         let cfg = DecodeConfig {
                             one_by_one,
                             ..cfg.clone()
                         };
-                        decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None)
-                            .unwrap()
+                        harsh_decode(&c, &cfg, helpful, seed)
                     };
                     let (a, b) = (decode_with(false), decode_with(true));
                     let at = format!("helpful {helpful} {style:?} {mode:?} seed {seed}");
@@ -488,15 +493,11 @@ fn fresh_checks_commit_what_reused_checks_commit() {
                     ..small(Mode::Con, style, seed)
                 };
                 let decode_with = |fresh_checks| {
-                    let mut m = Harsh::new(seed);
-                    if helpful {
-                        m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
-                    }
                     let cfg = DecodeConfig {
                         fresh_checks,
                         ..cfg.clone()
                     };
-                    decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None).unwrap()
+                    harsh_decode(&c, &cfg, helpful, seed)
                 };
                 let (a, b) = (decode_with(false), decode_with(true));
                 let at = format!("helpful {helpful} {style:?} seed {seed}");
