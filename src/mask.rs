@@ -615,11 +615,11 @@ type GrownKey = (u32, u32);
 /// it saves (`dlm-cpp` masks with 22–26 holes before the point: the chart
 /// 24–39 ms against 0.5 ms per full check; with up to 6 holes a mask went
 /// from 3.5–35 ms to 0.1–0.2 ms).
+const PREFIX_MAX_HOLES: usize = 8;
+
 /// Most lexer states at a point where answering proposals through it
 /// beats checking them ([`Insertion::is_narrow`]).
 const NARROW: usize = 16;
-
-const PREFIX_MAX_HOLES: usize = 8;
 
 /// Grown layers kept per insertion point: at most this many (each a few
 /// states' items; a C++ mask over Qwen2's vocabulary grows a few hundred).

@@ -277,41 +277,12 @@ impl<'c> Session<'c> {
     }
 }
 
-/// `partial` with `bytes` put into hole `hole` at `place`, in one pass.
+/// `partial` with `bytes` put into hole `hole` at `place`.
 fn placed(partial: &Partial, hole: usize, place: Place, bytes: &[u8]) -> Result<Partial> {
-    let mut out = Partial::new();
-    let mut seen = 0;
-    for s in partial.segments() {
-        match s {
-            Segment::Text(t) => out.push_text(t),
-            Segment::Hole => {
-                if seen == hole {
-                    if matches!(place, Place::End | Place::Inside) {
-                        out.push_hole();
-                    }
-                    out.push_text(bytes);
-                    if matches!(place, Place::Start | Place::Inside) {
-                        out.push_hole();
-                    }
-                } else {
-                    out.push_hole();
-                }
-                seen += 1;
-            }
-        }
-    }
-    match hole < seen {
-        true => Ok(out),
-        false => Err(no_hole(hole, seen)),
-    }
-}
-
-/// The error for a hole that is not there.
-fn no_hole(hole: usize, holes: usize) -> Error {
-    Error::new(
-        ErrorKind::Partial,
-        format!("no hole {hole}: the partial output has {holes}"),
-    )
+    let (mut out, right) = split(partial, hole, place)?;
+    out.push_text(bytes);
+    out.append(&right);
+    Ok(out)
 }
 
 /// `partial` cut at hole `hole` for a placement at `place`: what comes
@@ -344,7 +315,10 @@ fn split(partial: &Partial, hole: usize, place: Place) -> Result<(Partial, Parti
         }
     }
     if !found {
-        return Err(no_hole(hole, seen));
+        return Err(Error::new(
+            ErrorKind::Partial,
+            format!("no hole {hole}: the partial output has {seen}"),
+        ));
     }
     Ok((left, right))
 }
