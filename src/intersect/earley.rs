@@ -106,6 +106,10 @@ fn cap(per_state: usize, states: usize) -> usize {
     (per_state * states).min(1 << 14)
 }
 
+/// Initial size of the hash tables of one search of a [`Tail`] (they grow
+/// as needed).
+const TAIL_SEARCH_CAP: usize = 64;
+
 /// Initial size of the hash set of completed triples: 16 per state, up to
 /// 2¹⁷. With the cap of [`cap`] (2¹⁴) the set of a 4 KB JSON canvas (30 %
 /// masked) grew by rehashing several times: 15 % of its check.
@@ -146,6 +150,9 @@ struct Own {
     /// Per state, `g.term_words` words: the terminals on its edges (see
     /// [`Intersector::may_start`]).
     out: Vec<u64>,
+    /// Scratch for ε-closures (a tail keeps it with its tables: made per
+    /// search, it was a zeroed array as long as the text after the point).
+    eps: EpsClosure,
 }
 
 impl Own {
@@ -184,6 +191,7 @@ impl Own {
             arena: Vec::with_capacity(cap(64, dfa.len())),
             done: KeySet::new(nts * len * len, done_cap(dfa.len()), ceiling)?,
             out: out_terminals(g, dfa, &ceiling)?,
+            eps: EpsClosure::new(dfa),
         })
     }
 }
@@ -226,8 +234,7 @@ struct Earley<'a> {
     /// The states the start reaches by ε-moves (the start included); in an
     /// extension, the base's (no state of `dfa` is one).
     is_start: std::borrow::Cow<'a, [bool]>,
-    /// Scratch for ε-closures, and the states of the current one.
-    eps: EpsClosure,
+    /// Scratch: the states of the current ε-closure.
     closure: Vec<u32>,
     /// Debug builds check that no item is made twice (see the module docs).
     #[cfg(debug_assertions)]
@@ -611,6 +618,13 @@ fn search_in<'a>(
     let n = base_len as u64 + len;
     let nts = (g.n_syms - g.n_terms) as u64;
     let ceiling = budget.ceiling();
+    // A tail's search makes few temporary items and far triples, and no
+    // phase 2 reads what it scanned: no tables sized by the tail's length,
+    // made and cleared per search.
+    let (temp_cap, far_cap) = match s.tail {
+        true => (TAIL_SEARCH_CAP, TAIL_SEARCH_CAP),
+        false => (cap(8, dfa.len()), cap(4, dfa.len())),
+    };
     let mut e = Earley {
         g,
         order: s.order,
@@ -622,7 +636,7 @@ fn search_in<'a>(
         own,
         temp: match s.tail {
             true => Some(Temp {
-                waiting: Heads::new(nts * len, cap(8, dfa.len()), ceiling, Sets::Few)?,
+                waiting: Heads::new(nts * len, temp_cap, ceiling, Sets::Few)?,
                 arena: Vec::new(),
             }),
             false => None,
@@ -631,7 +645,7 @@ fn search_in<'a>(
         // Only triples from a base are far.
         far: KeySet::new(
             if s.base.is_some() { nts * n * len } else { 0 },
-            cap(4, dfa.len()),
+            far_cap,
             ceiling,
         )?,
         n_ids: n,
@@ -643,7 +657,10 @@ fn search_in<'a>(
             goal: None,
             fixpoint: false,
             n_done: 0,
-            scanned: KeySet::new(g.n_terms as u64 * len, cap(4, dfa.len()), ceiling)?,
+            scanned: match s.tail {
+                true => KeySet::new(0, 0, ceiling)?,
+                false => KeySet::new(g.n_terms as u64 * len, cap(4, dfa.len()), ceiling)?,
+            },
         },
         wakes: Vec::new(),
         ceiling,
@@ -653,7 +670,6 @@ fn search_in<'a>(
         },
         record: Vec::new(),
         scans: FxMap::default(),
-        eps: EpsClosure::new(dfa),
         closure: Vec::new(),
         #[cfg(debug_assertions)]
         made: Default::default(),
@@ -679,12 +695,14 @@ fn search_in<'a>(
             }
         }
         Some(base) => {
+            // Where a step's target lands, closed under ε-moves: made when
+            // an item first takes a step there, once per target. A tail
+            // entered through a hole has a step on nearly every terminal,
+            // nearly all to one state, and few of them are taken: closing
+            // every step's target up front was a tenth of a C++ mask.
+            let mut lands: Vec<u32> = Vec::new();
+            let mut land_of: FxMap<u32, (u32, u32)> = FxMap::default();
             for seed in s.seeds {
-                // Where each step lands, closed under ε-moves.
-                let mut lands: Vec<Vec<u32>> = Vec::with_capacity(seed.steps.len());
-                for &(_, d) in seed.steps {
-                    lands.push(e.close([d], budget)?);
-                }
                 for &f in seed.from {
                     for &it in base.scans(f) {
                         budget.spend(1)?;
@@ -692,9 +710,21 @@ fn search_in<'a>(
                         let y = g.prods[prod as usize].1[dot as usize];
                         let steps = seed.steps;
                         let lo = steps.partition_point(|&(t, _)| t < y);
-                        for (x, _) in steps[lo..].iter().enumerate().take_while(|(_, s)| s.0 == y) {
-                            for &k in &lands[lo + x] {
-                                e.advance(prod, dot, base_at + origin, k)?;
+                        for &(_, d) in steps[lo..].iter().take_while(|s| s.0 == y) {
+                            let (a, b) = match land_of.get(&d) {
+                                Some(&r) => r,
+                                None => {
+                                    let land = e.close([d], budget)?;
+                                    let r = (lands.len() as u32, (lands.len() + land.len()) as u32);
+                                    e.ceiling.reserve(&mut lands, land.len())?;
+                                    lands.extend_from_slice(&land);
+                                    e.closure = land;
+                                    land_of.insert(d, r);
+                                    r
+                                }
+                            };
+                            for x in a..b {
+                                e.advance(prod, dot, base_at + origin, lands[x as usize])?;
                             }
                         }
                     }
@@ -746,8 +776,10 @@ fn search_in<'a>(
         let (_, rhs, _) = g.prods[prod as usize];
         let y = rhs[dot as usize];
         if y < g.n_terms {
-            let at = e.chart.scan_index(j, y);
-            e.chart.scanned.insert(at)?;
+            if !s.tail {
+                let at = e.chart.scan_index(j, y);
+                e.chart.scanned.insert(at)?;
+            }
             let off = e.off;
             let local = (j - off) as usize;
             if e.record.get(local).copied().unwrap_or(false) {
@@ -857,7 +889,7 @@ impl Earley<'_> {
         budget: &mut Budget,
     ) -> Result<Vec<u32>> {
         let mut land = std::mem::take(&mut self.closure);
-        self.eps.close(self.dfa, from, &mut land);
+        self.own.eps.close(self.dfa, from, &mut land);
         budget.spend(land.len() as u64)?;
         if self.off != 0 {
             land.iter_mut().for_each(|k| *k += self.off);
