@@ -423,6 +423,37 @@ fn harsh_decode(c: &Constraint, cfg: &DecodeConfig, helpful: bool, seed: u64) ->
     decode(&mut m, &Bytes::new(), &special(), Some(c), &[], cfg, None).unwrap()
 }
 
+/// [`harsh_decode`] with `cfg` and with `cfg` changed by `change`, which
+/// must commit the same tokens: the same tokens and text, accepted and
+/// rejected proposals, masks, failure and witness use (`at` names the
+/// case). Returns both outputs (without and with the change).
+fn same_decode_with(
+    c: &Constraint,
+    cfg: &DecodeConfig,
+    helpful: bool,
+    seed: u64,
+    at: &str,
+    change: impl Fn(&mut DecodeConfig),
+) -> (DecodeOutput, DecodeOutput) {
+    let a = harsh_decode(c, cfg, helpful, seed);
+    let mut changed = cfg.clone();
+    change(&mut changed);
+    let b = harsh_decode(c, &changed, helpful, seed);
+    assert_same_decode(&a, &b, at);
+    (a, b)
+}
+
+/// See [`same_decode_with`].
+fn assert_same_decode(a: &DecodeOutput, b: &DecodeOutput, at: &str) {
+    assert_eq!(a.tokens, b.tokens, "{at}");
+    assert_eq!(a.text, b.text, "{at}");
+    assert_eq!(
+        (a.accepted, a.rejections, a.masks, a.failed, a.used_witness),
+        (b.accepted, b.rejections, b.masks, b.failed, b.used_witness),
+        "{at}"
+    );
+}
+
 #[test]
 fn proposals_together_commit_what_one_by_one_commits() {
     // One check of a step's first proposals all committed decides them
@@ -443,22 +474,9 @@ fn proposals_together_commit_what_one_by_one_commits() {
                         steps: 16,
                         ..small(mode, style, seed)
                     };
-                    let decode_with = |one_by_one| {
-                        let cfg = DecodeConfig {
-                            one_by_one,
-                            ..cfg.clone()
-                        };
-                        harsh_decode(&c, &cfg, helpful, seed)
-                    };
-                    let (a, b) = (decode_with(false), decode_with(true));
                     let at = format!("helpful {helpful} {style:?} {mode:?} seed {seed}");
-                    assert_eq!(a.tokens, b.tokens, "{at}");
-                    assert_eq!(a.text, b.text, "{at}");
-                    assert_eq!(
-                        (a.accepted, a.rejections, a.masks, a.failed, a.used_witness),
-                        (b.accepted, b.rejections, b.masks, b.failed, b.used_witness),
-                        "{at}"
-                    );
+                    let (a, b) =
+                        same_decode_with(&c, &cfg, helpful, seed, &at, |cfg| cfg.one_by_one = true);
                     together += a.checks;
                     one_by_one += b.checks;
                 }
@@ -492,21 +510,9 @@ fn fresh_checks_commit_what_reused_checks_commit() {
                     steps: 16,
                     ..small(Mode::Con, style, seed)
                 };
-                let decode_with = |fresh_checks| {
-                    let cfg = DecodeConfig {
-                        fresh_checks,
-                        ..cfg.clone()
-                    };
-                    harsh_decode(&c, &cfg, helpful, seed)
-                };
-                let (a, b) = (decode_with(false), decode_with(true));
                 let at = format!("helpful {helpful} {style:?} seed {seed}");
-                assert_eq!(a.tokens, b.tokens, "{at}");
-                assert_eq!(
-                    (a.accepted, a.rejections, a.masks, a.failed, a.used_witness),
-                    (b.accepted, b.rejections, b.masks, b.failed, b.used_witness),
-                    "{at}"
-                );
+                let (a, b) =
+                    same_decode_with(&c, &cfg, helpful, seed, &at, |cfg| cfg.fresh_checks = true);
                 reused_checks += a.checks;
                 fresh_checks += b.checks;
             }
