@@ -5,9 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device};
+use candle_core::DType;
 use cdiff::model::{load_causal, CausalLm, LoadedCausal};
 use serde_json::Value;
+
+#[path = "common/device.rs"]
+mod device;
 
 fn golden(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,7 +45,7 @@ fn argmax(row: &[f32]) -> u32 {
 /// of the model in `dir` against `reference.json` of `ref_dir`.
 fn check(dir: &Path, ref_dir: &Path) -> LoadedCausal {
     let r = reference(ref_dir);
-    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32)
+    let mut m = load_causal(dir.to_str().unwrap(), &device::test_device(), DType::F32)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let prompt = ids(&r["prompt_ids"]);
     let want: Vec<f64> = r["last_logits"]
@@ -124,7 +127,7 @@ fn fim_formats_come_from_the_tokenizers() {
     for name in ["starcoder2", "llama", "gemma", "qwen2"] {
         let dir = golden(name);
         let r = reference(&dir);
-        let m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+        let m = load_causal(dir.to_str().unwrap(), &device::test_device(), DType::F32).unwrap();
         let fim = &r["fim"];
         let prompt = m
             .fim

@@ -14,10 +14,13 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device};
+use candle_core::DType;
 use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking};
 use cdiff::model::{load, AnyModel, Denoiser, LoadedModel};
 use serde_json::Value;
+
+#[path = "common/device.rs"]
+mod device;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/dlm")
@@ -64,7 +67,7 @@ fn f64s(v: &Value) -> Vec<f64> {
 }
 
 fn open(dir: &Path, dtype: DType) -> LoadedModel {
-    load(dir.to_str().unwrap(), &Device::Cpu, dtype)
+    load(dir.to_str().unwrap(), &device::test_device(), dtype)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
