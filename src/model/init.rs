@@ -11,6 +11,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use candle_core::{DType, Device, Tensor};
+use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use super::load::{model_err, Arch};
@@ -562,11 +563,18 @@ pub(crate) fn write_weights(
     let mut total = 0usize;
     for (s, members) in plan.iter().enumerate() {
         let file = format!("model-{:05}-of-{:05}.safetensors", s + 1, n);
+        // A shard's tensors are made in parallel: each has its own random
+        // stream (seeded by its name), so the weights do not depend on the
+        // number of threads.
+        let made = members
+            .par_iter()
+            .map(|&k| gen(&shapes[k].0, &shapes[k].1))
+            .collect::<Result<Vec<Tensor>>>()?;
         let mut map = HashMap::new();
-        for &k in members {
+        for (&k, t) in members.iter().zip(made) {
             let (name, shape) = &shapes[k];
             total += shape.iter().product::<usize>() * elt;
-            map.insert(name.clone(), gen(name, shape)?);
+            map.insert(name.clone(), t);
             weight_map.insert(name.clone(), json!(file));
         }
         let p = out.join(&file);
@@ -589,4 +597,45 @@ pub(crate) fn write_json(path: &Path, v: &Value) -> Result<()> {
             format!("cannot write {}: {e}", path.display()),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full-size shards are made tensor by tensor in parallel: the bytes
+    /// written must not depend on the number of threads.
+    #[test]
+    fn full_size_weights_do_not_depend_on_the_thread_count() {
+        let shapes: Vec<(String, Vec<usize>)> = (0..6)
+            .map(|i| {
+                (
+                    format!("model.layers.{i}.mlp.up_proj.weight"),
+                    vec![24, 16 + i],
+                )
+            })
+            .chain([("model.norm.weight".to_string(), vec![16])])
+            .collect();
+        let write = |threads: usize| {
+            let dir = std::env::temp_dir().join(format!(
+                "cdiff-init-threads-{}-{threads}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| write_weights(&dir, &shapes, 7, Size::Full))
+                .unwrap();
+            let shard = std::fs::read(dir.join("model-00001-of-00001.safetensors")).unwrap();
+            let index = std::fs::read(dir.join("model.safetensors.index.json")).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            (shard, index)
+        };
+        let one = write(1);
+        assert!(one.0.len() > 6 * 24 * 16 * 2);
+        assert_eq!(one, write(3));
+    }
 }
