@@ -1,7 +1,7 @@
 //! The decoder with mock models: constrained output is always in the grammar.
 
 use candle_core::{Device, Tensor};
-use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, DecodeOutput, Mode, Remasking};
+use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, DecodeOutput, Mode, Overlap, Remasking};
 use cdiff::model::{Denoiser, SpecialTokens, TextCodec};
 use cdiff::recognize::Recognizer;
 use cdiff::rng::SplitMix64;
@@ -52,6 +52,10 @@ struct Harsh {
     scale: f32,
     bias: Vec<(u32, f32)>,
     calls: usize,
+    /// `Some(seed)`: each forward pass draws from a stream seeded by `seed`
+    /// and the canvas, so its logits are a function of the canvas alone (as
+    /// a real model's are).
+    pure: Option<u64>,
 }
 
 impl Harsh {
@@ -61,6 +65,7 @@ impl Harsh {
             scale: 4.0,
             bias: Vec::new(),
             calls: 0,
+            pure: None,
         }
     }
 }
@@ -71,13 +76,20 @@ impl Denoiser for Harsh {
     }
     fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
         self.calls += 1;
+        let mut pure = self.pure.map(|seed| {
+            let h = tokens.iter().fold(seed, |h, &t| {
+                (h ^ u64::from(t)).wrapping_mul(0x100_0000_01b3)
+            });
+            SplitMix64::new(h)
+        });
+        let rng = pure.as_mut().unwrap_or(&mut self.rng);
         let mut v = Vec::with_capacity(tokens.len() * WIDTH);
         for _ in tokens {
             for id in 0..WIDTH as u32 {
                 let x = if id == MASK || id as usize >= N_TOKENS {
                     1.0e4
                 } else {
-                    (self.rng.unit() as f32 - 0.5) * self.scale
+                    (rng.unit() as f32 - 0.5) * self.scale
                 };
                 let b = self
                     .bias
@@ -421,6 +433,60 @@ fn harsh_decode(c: &Constraint, cfg: &DecodeConfig, helpful: bool, seed: u64) ->
         m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
     }
     decode(&mut m, &Bytes::new(), &special(), Some(c), &[], cfg, None).unwrap()
+}
+
+#[test]
+fn overlapped_forward_passes_commit_what_sequential_ones_commit() {
+    // With overlap the next step's forward pass runs on a guessed canvas
+    // before the checks; it is used only when the canvas is the guess. With
+    // a model whose logits depend on the canvas alone, the decode must be
+    // token for token the sequential one, and the guesses must have been
+    // both used and wasted (else the test proves nothing).
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let (mut sequential, mut wasted, mut decodes) = (0, 0, 0);
+    for helpful in [true, false] {
+        for style in [ArchStyle::Dream, ArchStyle::Llada] {
+            for mode in [Mode::Con, Mode::ConMinus] {
+                for seed in 0..6 {
+                    let cfg = DecodeConfig {
+                        max_tokens: 32,
+                        steps: 16,
+                        ..small(mode, style, seed)
+                    };
+                    let run = |overlap| {
+                        let mut m = Harsh::new(seed);
+                        m.pure = Some(seed);
+                        if helpful {
+                            m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
+                        }
+                        let cfg = DecodeConfig {
+                            overlap,
+                            ..cfg.clone()
+                        };
+                        let out =
+                            decode(&mut m, &Bytes::new(), &special(), Some(&c), &[], &cfg, None)
+                                .unwrap();
+                        assert_eq!(m.calls, out.forward_passes);
+                        out
+                    };
+                    let (a, b) = (run(Overlap::Never), run(Overlap::Always));
+                    let at = format!("helpful {helpful} {style:?} {mode:?} seed {seed}");
+                    assert_same_decode(&a, &b, &at);
+                    assert!(b.forward_passes >= a.forward_passes, "{at}");
+                    sequential += a.forward_passes;
+                    wasted += b.forward_passes - a.forward_passes;
+                    decodes += 1;
+                    // On the CPU, `Auto` never guesses.
+                    assert_eq!(run(Overlap::Auto).forward_passes, a.forward_passes, "{at}");
+                }
+            }
+        }
+    }
+    // Every step but a decode's last guesses once: some guesses were
+    // wasted and most were not.
+    assert!(wasted > 0, "no guess was ever wrong");
+    assert!(wasted < sequential - decodes, "{wasted} of {sequential}");
 }
 
 /// [`harsh_decode`] with `cfg` and with `cfg` changed by `change`, which

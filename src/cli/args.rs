@@ -334,6 +334,12 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub fresh_checks: bool,
 
+    /// Diffusion models on a GPU: start each forward pass only after the
+    /// step's checks, instead of on the guessed canvas while they run (the
+    /// same tokens; for comparison).
+    #[arg(long)]
+    pub no_overlap: bool,
+
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -808,6 +814,12 @@ pub struct EvalRunArgs {
     /// exits (the same tokens; for comparison).
     #[arg(long)]
     pub fresh_checks: bool,
+
+    /// Diffusion models on a GPU: start each forward pass only after the
+    /// step's checks, instead of on the guessed canvas while they run (the
+    /// same tokens; for comparison).
+    #[arg(long)]
+    pub no_overlap: bool,
 
     /// Diffusion models on the DLM tasks: decode exactly as the authors'
     /// code where cdiff's rules differ (as `decode --reference-compat`); the

@@ -7,7 +7,7 @@ use std::path::Path;
 use candle_core::Device;
 use serde_json::json;
 
-use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Remasking, StepInfo};
+use cdiff::decode::{decode, Alg, ArchStyle, DecodeConfig, Mode, Overlap, Remasking, StepInfo};
 use cdiff::model::{
     device_name, init_random, init_random_ar, load, parse_dtype, ArFamily, Arch, Denoiser,
     DeviceSpec, Shipped, Size, JSON_TINY, SHIPPED, SMILES_TINY,
@@ -239,6 +239,9 @@ pub(super) fn dlm_config(
     cfg.mask_after = s.mask_after.0;
     cfg.one_by_one = s.one_by_one;
     cfg.fresh_checks = s.fresh_checks;
+    if s.no_overlap {
+        cfg.overlap = Overlap::Never;
+    }
     cfg.seed = s.seed;
     cfg.reference_compat = s.reference_compat;
     cfg

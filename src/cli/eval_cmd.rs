@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cdiff::decode::{ArchStyle, DecodeConfig, Mode, Remasking};
+use cdiff::decode::{ArchStyle, DecodeConfig, Mode, Overlap, Remasking};
 use cdiff::eval::metrics::{self, Gxx, Limits, Outcome};
 use cdiff::eval::record::{self, Record};
 use cdiff::eval::runner::{fmt_duration, for_each, Progress};
@@ -190,6 +190,9 @@ pub(super) fn dlm_config(
     cfg.mask_after = a.mask_after.0;
     cfg.one_by_one = a.one_by_one;
     cfg.fresh_checks = a.fresh_checks;
+    if a.no_overlap {
+        cfg.overlap = Overlap::Never;
+    }
     cfg.seed = seed;
     cfg.reference_compat = a.reference_compat;
     cfg

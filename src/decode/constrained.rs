@@ -59,6 +59,18 @@
 //!   common step where every first proposal is kept (not with hole limits,
 //!   whose check is not exact for longer fills).
 //!
+//!   **Overlap** ([`DecodeConfig::overlap`]). On a GPU the forward pass is
+//!   queued on the device and the CPU is free until its logits are read.
+//!   A constrained step that is not the last one therefore starts the next
+//!   step's forward pass before its checks, on the canvas it will most
+//!   likely leave — its first `quota` proposals committed (EOS where an
+//!   earlier one forces it), what the proposals-together check keeps —, so
+//!   the checks run while the model computes. A forward pass depends on the
+//!   canvas only: the next step takes the guess's logits when the canvas is
+//!   the guess and runs the model again otherwise (the guess's pass is
+//!   then wasted, and counted in [`DecodeOutput::forward_passes`]). The same
+//!   tokens either way.
+//!
 //! Cost per step: one forward pass, `O(masked in scope × V)` to build the
 //! samplers, plus per tried token a completability check (the partial is
 //! rebuilt from the canvas, `O(answer)`) and per rejection an `O(V)` redraw.
@@ -78,7 +90,7 @@ use super::sample::{
     allow_only, forbid_specials, normalize_log, Alg, ArchStyle, Remasking, RowSampler, SampleParams,
 };
 use super::schedule::{dream_timesteps, dream_transfer, llada_transfer_counts, LladaPlan};
-use super::{DecodeConfig, DecodeOutput, Mode, StepInfo};
+use super::{DecodeConfig, DecodeOutput, Mode, Overlap, StepInfo};
 use crate::completable::{Constraint, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mask::{Insertion, Vocabulary};
@@ -248,6 +260,8 @@ pub fn decode_answer(
         on_step,
         vocab: None,
         firsts: Firsts::default(),
+        guess: None,
+        async_model: false,
     };
     // The canvases checked next differ by a token or a few each.
     let _kept = constraint
@@ -280,6 +294,12 @@ struct Decoder<'a, 'b> {
     vocab: Option<Vocabulary>,
     /// How often first proposals were kept lately.
     firsts: Firsts,
+    /// The next step's forward pass started on a guessed canvas (see
+    /// "Overlap"): the canvas and its logits, every row.
+    guess: Option<(Vec<u32>, Tensor)>,
+    /// Whether the model's logits live on a device that computes
+    /// asynchronously (known after the first forward pass).
+    async_model: bool,
 }
 
 /// First proposals (a position's sampled token) kept of those checked,
@@ -472,6 +492,9 @@ impl<'a> Decoder<'a, '_> {
             }
             // Rank by confidence, descending; ties keep position order.
             cands.sort_by(|a, b| b.4.total_cmp(&a.4));
+            if constrained && s + 1 < steps {
+                self.start_guess(&cands, quota)?;
+            }
             if !constrained {
                 for &(pos, _, _, first, _) in cands.iter().take(quota) {
                     if let Some(tok) = first {
@@ -563,16 +586,16 @@ impl<'a> Decoder<'a, '_> {
         (0..n_masked).filter(|_| self.rng.unit() < p).count()
     }
 
-    /// Runs the model and returns the logits of the answer positions
-    /// `masked` as a CPU f32 tensor `[masked.len(), V]`.
-    fn logits(&mut self, masked: &[usize]) -> Result<Tensor> {
-        let t0 = Instant::now();
-        let mut logits = self.model.forward(&self.canvas)?;
+    /// The model's logits for every position of `canvas` (with
+    /// classifier-free guidance when set), left on the model's device.
+    fn forward(&mut self, canvas: &[u32]) -> Result<Tensor> {
+        let mut logits = self.model.forward(canvas)?;
         self.out.forward_passes += 1;
+        self.async_model = !logits.device().is_cpu();
         if self.cfg.cfg_scale > 0.0 && self.prompt_len > 0 {
             // Classifier-free guidance: the same canvas with the prompt
             // masked gives the unconditional logits.
-            let mut un_canvas = self.canvas.clone();
+            let mut un_canvas = canvas.to_vec();
             for t in &mut un_canvas[..self.prompt_len] {
                 *t = self.special.mask;
             }
@@ -584,6 +607,74 @@ impl<'a> Decoder<'a, '_> {
                 .and_then(|d| d + un)
                 .map_err(model_err)?;
         }
+        Ok(logits)
+    }
+
+    /// Starts the next step's forward pass on the canvas with the step's
+    /// first proposals committed (see "Overlap" in the module docs), where
+    /// [`DecodeConfig::overlap`] asks for it.
+    fn start_guess(
+        &mut self,
+        cands: &[(usize, usize, u64, Option<u32>, f64)],
+        quota: usize,
+    ) -> Result<()> {
+        let wanted = match self.cfg.overlap {
+            Overlap::Auto => self.async_model,
+            Overlap::Always => true,
+            Overlap::Never => false,
+        };
+        if !wanted {
+            return Ok(());
+        }
+        if let Some((canvas, _)) = self.firsts_committed(cands, quota) {
+            let t0 = Instant::now();
+            let logits = self.forward(&canvas)?;
+            self.out.time_model += t0.elapsed();
+            self.guess = Some((canvas, logits));
+        }
+        Ok(())
+    }
+
+    /// The canvas with the first `quota` candidates' sampled tokens
+    /// committed in ranked order (EOS where one committed before forces
+    /// it), and how many of them are not forced (need a check); `None`
+    /// when there are fewer candidates or one has no token.
+    fn firsts_committed(
+        &self,
+        cands: &[(usize, usize, u64, Option<u32>, f64)],
+        quota: usize,
+    ) -> Option<(Vec<u32>, u32)> {
+        let firsts = cands.get(..quota)?;
+        if firsts.iter().any(|c| c.3.is_none()) {
+            return None;
+        }
+        let mut canvas = self.canvas.clone();
+        let mut checked = 0;
+        for &(pos, _, _, first, _) in firsts {
+            let answer = &canvas[self.prompt_len..];
+            let tok = match self.layout.forced_end(answer, pos) {
+                true => self.special.eos,
+                false => {
+                    checked += 1;
+                    first?
+                }
+            };
+            canvas[self.prompt_len + pos] = tok;
+        }
+        Some((canvas, checked))
+    }
+
+    /// Runs the model and returns the logits of the answer positions
+    /// `masked` as a CPU f32 tensor `[masked.len(), V]`.
+    fn logits(&mut self, masked: &[usize]) -> Result<Tensor> {
+        let t0 = Instant::now();
+        let logits = match self.guess.take() {
+            Some((canvas, logits)) if canvas == self.canvas => logits,
+            _ => {
+                let canvas = self.canvas.clone();
+                self.forward(&canvas)?
+            }
+        };
         let dims = logits.dims().to_vec();
         if dims.len() != 2 || dims[0] != self.canvas.len() {
             return Err(Error::new(
@@ -685,23 +776,9 @@ impl<'a> Decoder<'a, '_> {
         {
             return Ok(false);
         }
-        let firsts = &cands[..quota];
-        if firsts.iter().any(|c| c.3.is_none()) {
+        let Some((canvas, checked)) = self.firsts_committed(cands, quota) else {
             return Ok(false);
-        }
-        let mut canvas = self.canvas.clone();
-        let mut checked = 0;
-        for &(pos, _, _, first, _) in firsts {
-            let answer = &canvas[self.prompt_len..];
-            let tok = match self.layout.forced_end(answer, pos) {
-                true => self.special.eos,
-                false => {
-                    checked += 1;
-                    first.expect("checked above")
-                }
-            };
-            canvas[self.prompt_len + pos] = tok;
-        }
+        };
         if checked < 2 {
             // One by one costs at most one check too.
             return Ok(false);

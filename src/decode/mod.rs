@@ -97,6 +97,22 @@ pub enum Mode {
     Con,
 }
 
+/// When a constrained step starts the next step's forward pass before its
+/// checks ([`DecodeConfig::overlap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// On a device that runs the model asynchronously (CUDA, Metal): there
+    /// the forward pass is queued on the device and the checks run on the
+    /// CPU meanwhile. On the CPU the forward pass would only come earlier,
+    /// so it does not.
+    Auto,
+    /// On every device, the CPU too (for tests: the guess is then computed
+    /// before the checks, not beside them).
+    Always,
+    /// Never: each forward pass starts after the step's checks.
+    Never,
+}
+
 /// Everything a decode needs besides the model and the grammar.
 #[derive(Clone, Debug)]
 pub struct DecodeConfig {
@@ -172,6 +188,15 @@ pub struct DecodeConfig {
     ///
     /// [`Constraint::check`]: crate::Constraint::check
     pub fresh_checks: bool,
+    /// Whether a constrained step starts the next step's forward pass on
+    /// the canvas it guesses — this step's first proposals committed, as
+    /// most steps end — before checking them, so that the model computes
+    /// while the constraint checks (see "Overlap" in [`constrained`]). A
+    /// forward pass depends on the canvas only: the next step uses the
+    /// guess's logits when the canvas is the guess and runs the model again
+    /// otherwise, so the tokens are the same either way. Default
+    /// [`Overlap::Auto`].
+    pub overlap: Overlap,
     /// Seed of all randomness.
     pub seed: u64,
     /// Constrained bytes before the answer (e.g. a function signature).
@@ -207,6 +232,7 @@ impl DecodeConfig {
             mask_after: Some(8),
             one_by_one: false,
             fresh_checks: false,
+            overlap: Overlap::Auto,
             seed: 0,
             prefill: Vec::new(),
             fence: None,
