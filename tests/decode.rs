@@ -489,6 +489,32 @@ fn overlapped_forward_passes_commit_what_sequential_ones_commit() {
     assert!(wasted < sequential - decodes, "{wasted} of {sequential}");
 }
 
+#[test]
+fn samplers_built_in_parallel_draw_what_one_thread_draws() {
+    // A step builds its rows' samplers on rayon's threads, each from a seed
+    // drawn in position order: the decode must not depend on the number of
+    // threads.
+    let g = Grammar::from_lark(BRACKETS, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    for style in [ArchStyle::Dream, ArchStyle::Llada] {
+        for seed in 0..4 {
+            let cfg = DecodeConfig {
+                max_tokens: 32,
+                steps: 8,
+                ..small(Mode::Con, style, seed)
+            };
+            let on = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| harsh_decode(&c, &cfg, true, seed))
+            };
+            assert_same_decode(&on(1), &on(4), &format!("{style:?} seed {seed}"));
+        }
+    }
+}
+
 /// [`harsh_decode`] with `cfg` and with `cfg` changed by `change`, which
 /// must commit the same tokens: the same tokens and text, accepted and
 /// rejected proposals, masks, failure and witness use (`at` names the

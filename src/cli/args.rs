@@ -334,11 +334,12 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub fresh_checks: bool,
 
-    /// Diffusion models on a GPU: start each forward pass only after the
-    /// step's checks, instead of on the guessed canvas while they run (the
-    /// same tokens; for comparison).
+    /// Diffusion models on a GPU: start the next forward pass on the
+    /// guessed canvas (the step's first proposals committed) while the
+    /// step's checks run, instead of after them (the same tokens; off by
+    /// default, see the README).
     #[arg(long)]
-    pub no_overlap: bool,
+    pub overlap: bool,
 
     /// Seed of all randomness.
     #[arg(long, default_value_t = 0)]
@@ -815,11 +816,12 @@ pub struct EvalRunArgs {
     #[arg(long)]
     pub fresh_checks: bool,
 
-    /// Diffusion models on a GPU: start each forward pass only after the
-    /// step's checks, instead of on the guessed canvas while they run (the
-    /// same tokens; for comparison).
+    /// Diffusion models on a GPU: start the next forward pass on the
+    /// guessed canvas (the step's first proposals committed) while the
+    /// step's checks run, instead of after them (the same tokens; off by
+    /// default, see the README).
     #[arg(long)]
-    pub no_overlap: bool,
+    pub overlap: bool,
 
     /// Diffusion models on the DLM tasks: decode exactly as the authors'
     /// code where cdiff's rules differ (as `decode --reference-compat`); the

@@ -239,8 +239,8 @@ pub(super) fn dlm_config(
     cfg.mask_after = s.mask_after.0;
     cfg.one_by_one = s.one_by_one;
     cfg.fresh_checks = s.fresh_checks;
-    if s.no_overlap {
-        cfg.overlap = Overlap::Never;
+    if s.overlap {
+        cfg.overlap = Overlap::Auto;
     }
     cfg.seed = s.seed;
     cfg.reference_compat = s.reference_compat;

@@ -190,8 +190,8 @@ pub(super) fn dlm_config(
     cfg.mask_after = a.mask_after.0;
     cfg.one_by_one = a.one_by_one;
     cfg.fresh_checks = a.fresh_checks;
-    if a.no_overlap {
-        cfg.overlap = Overlap::Never;
+    if a.overlap {
+        cfg.overlap = Overlap::Auto;
     }
     cfg.seed = seed;
     cfg.reference_compat = a.reference_compat;
