@@ -428,11 +428,18 @@ fn stats() {
 /// A decode by the harsh proposer (`helpful`: biased toward the grammar's
 /// bytes, so that most proposals are kept).
 fn harsh_decode(c: &Constraint, cfg: &DecodeConfig, helpful: bool, seed: u64) -> DecodeOutput {
+    let mut m = harsh(seed, helpful);
+    decode(&mut m, &Bytes::new(), &special(), Some(c), &[], cfg, None).unwrap()
+}
+
+/// The harsh proposer of `seed`; `helpful`: favouring the brackets
+/// language's bytes.
+fn harsh(seed: u64, helpful: bool) -> Harsh {
     let mut m = Harsh::new(seed);
     if helpful {
         m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
     }
-    decode(&mut m, &Bytes::new(), &special(), Some(c), &[], cfg, None).unwrap()
+    m
 }
 
 #[test]
@@ -455,11 +462,8 @@ fn overlapped_forward_passes_commit_what_sequential_ones_commit() {
                         ..small(mode, style, seed)
                     };
                     let run = |overlap| {
-                        let mut m = Harsh::new(seed);
+                        let mut m = harsh(seed, helpful);
                         m.pure = Some(seed);
-                        if helpful {
-                            m.bias = b"()[]x".iter().map(|&b| (b as u32, 6.0)).collect();
-                        }
                         let cfg = DecodeConfig {
                             overlap,
                             ..cfg.clone()
