@@ -97,6 +97,47 @@ fn bf16_forward_runs_and_is_close() {
 }
 
 #[test]
+fn native_logits_convert_to_the_f32_logits_exactly() {
+    // The decoder copies `forward_native`'s rows (bf16 for a bf16 model) and
+    // turns them to f32 on the CPU: the values must be `forward`'s, bit for
+    // bit, Dream's shifted rows included.
+    for arch in [Arch::Dream, Arch::Llada] {
+        let dir = tiny(arch, &format!("native-{arch:?}"), 5);
+        for dtype in [DType::F32, DType::BF16] {
+            let mut m = load::load(path_str(&dir.0), &Device::Cpu, dtype).unwrap();
+            for toks in [&[104u32, 105, 261, 261, 33][..], &[33], &[]] {
+                let f32_rows = m.model.forward(toks).unwrap();
+                let native = m.model.forward_native(toks).unwrap();
+                assert_eq!(
+                    native.dtype(),
+                    if toks.len() > 1 {
+                        dtype
+                    } else {
+                        native.dtype()
+                    }
+                );
+                let native = native.to_dtype(DType::F32).unwrap();
+                assert_eq!(f32_rows.dims(), native.dims(), "{arch:?} {dtype:?}");
+                let bits = |t: &Tensor| -> Vec<u32> {
+                    t.flatten_all()
+                        .unwrap()
+                        .to_vec1::<f32>()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .collect()
+                };
+                assert_eq!(
+                    bits(&f32_rows),
+                    bits(&native),
+                    "{arch:?} {dtype:?} {toks:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn attention_is_bidirectional() {
     for arch in [Arch::Dream, Arch::Llada] {
         let dir = tiny(arch, &format!("bidi-{arch:?}"), 2);

@@ -292,7 +292,7 @@ struct RowRules<'r> {
 impl RowRules<'_> {
     /// Row `r` of `rows` (answer position `pos`) with forbidden ids at −∞.
     fn row(&self, rows: &Tensor, r: usize, pos: usize) -> Result<Vec<f32>> {
-        let mut row: Vec<f32> = rows.get(r).and_then(|x| x.to_vec1()).map_err(model_err)?;
+        let mut row = row_f32(rows, r)?;
         if !self.cfg.reference_compat {
             forbid_specials(&mut row, self.special);
         }
@@ -306,6 +306,14 @@ impl RowRules<'_> {
         }
         Ok(row)
     }
+}
+
+/// Row `r` of `rows` (f32, or a 16-bit float f32 holds exactly) in f32.
+fn row_f32(rows: &Tensor, r: usize) -> Result<Vec<f32>> {
+    rows.get(r)
+        .and_then(|x| x.to_dtype(DType::F32))
+        .and_then(|x| x.to_vec1())
+        .map_err(model_err)
 }
 
 enum Stop {
@@ -522,8 +530,7 @@ impl<'a> Decoder<'a, '_> {
                 }
                 for c in &mut cands {
                     if let Some(t) = c.3 {
-                        let raw: Vec<f32> =
-                            rows.get(c.1).and_then(|x| x.to_vec1()).map_err(model_err)?;
+                        let raw = row_f32(&rows, c.1)?;
                         c.4 = softmax_without(&raw, t, &out);
                     }
                 }
@@ -635,12 +642,19 @@ impl<'a> Decoder<'a, '_> {
     }
 
     /// The model's logits for every position of `canvas` (with
-    /// classifier-free guidance when set), left on the model's device.
+    /// classifier-free guidance when set), left on the model's device: in
+    /// the model's dtype ([`Denoiser::forward_native`]: a bf16 model's rows
+    /// are copied off a GPU at half the bytes and turned to f32 row by row
+    /// on the CPU, the same values), f32 with guidance (computed in f32).
     fn forward(&mut self, canvas: &[u32]) -> Result<Tensor> {
-        let mut logits = self.model.forward(canvas)?;
+        let guided = self.cfg.cfg_scale > 0.0 && self.prompt_len > 0;
+        let mut logits = match guided {
+            true => self.model.forward(canvas)?,
+            false => self.model.forward_native(canvas)?,
+        };
         self.out.forward_passes += 1;
         self.async_model = !logits.device().is_cpu();
-        if self.cfg.cfg_scale > 0.0 && self.prompt_len > 0 {
+        if guided {
             // Classifier-free guidance: the same canvas with the prompt
             // masked gives the unconditional logits.
             let mut un_canvas = canvas.to_vec();
@@ -713,7 +727,8 @@ impl<'a> Decoder<'a, '_> {
     }
 
     /// Runs the model and returns the logits of the answer positions
-    /// `masked` as a CPU f32 tensor `[masked.len(), V]`.
+    /// `masked` as a CPU tensor `[masked.len(), V]` in the dtype
+    /// [`Decoder::forward`] leaves (rows are read with [`row_f32`]).
     fn logits(&mut self, masked: &[usize]) -> Result<Tensor> {
         let t0 = Instant::now();
         let logits = match self.guess.take() {
@@ -740,7 +755,6 @@ impl<'a> Decoder<'a, '_> {
         let idx = Tensor::new(idx.as_slice(), logits.device()).map_err(model_err)?;
         let rows = logits
             .index_select(&idx, 0)
-            .and_then(|r| r.to_dtype(DType::F32))
             .and_then(|r| r.to_device(&Device::Cpu))
             .map_err(model_err)?;
         self.out.time_model += t0.elapsed();

@@ -438,9 +438,12 @@ impl Model {
             return Tensor::zeros((0, self.cfg.vocab_size), DType::F32, &self.device)
                 .map_err(|e| model_err("Dream forward", e));
         }
-        self.raw(tokens).map_err(|e| model_err("Dream forward", e))
+        self.raw(tokens)
+            .and_then(|t| t.to_dtype(DType::F32))
+            .map_err(|e| model_err("Dream forward", e))
     }
 
+    /// The unshifted logits in the model's dtype.
     fn raw(&self, tokens: &[u32]) -> candle_core::Result<Tensor> {
         let n = tokens.len();
         let ids = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
@@ -451,7 +454,7 @@ impl Model {
             x = layer.forward(&x, &cos, &sin)?;
         }
         let x = self.norm.forward(&x)?;
-        self.lm_head.forward(&x)?.squeeze(0)?.to_dtype(DType::F32)
+        self.lm_head.forward(&x)?.squeeze(0)
     }
 
     /// Dream's logits, `[n, vocab_size]` f32: row `i` is the distribution of
@@ -493,5 +496,16 @@ impl super::Denoiser for Model {
 
     fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
         self.logits(tokens)
+    }
+
+    fn forward_native(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        check_ids(tokens, self.cfg.vocab_size)?;
+        let n = tokens.len();
+        if n <= 1 {
+            return self.logits(tokens);
+        }
+        self.raw(tokens)
+            .and_then(|raw| shift_rows(&raw, n))
+            .map_err(|e| model_err("Dream forward", e))
     }
 }

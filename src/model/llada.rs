@@ -373,7 +373,9 @@ impl Model {
             return Tensor::zeros((0, rows), DType::F32, &self.device)
                 .map_err(|e| model_err("LLaDA forward", e));
         }
-        self.run(tokens).map_err(|e| model_err("LLaDA forward", e))
+        self.run(tokens)
+            .and_then(|t| t.to_dtype(DType::F32))
+            .map_err(|e| model_err("LLaDA forward", e))
     }
 
     /// Logits `[b, n, embedding_rows]` for a `[b, n]` u32 batch of canvases,
@@ -394,6 +396,7 @@ impl Model {
         self.ff_out.forward(&x)
     }
 
+    /// The logits in the model's dtype.
     fn run(&self, tokens: &[u32]) -> candle_core::Result<Tensor> {
         let n = tokens.len();
         let ids = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
@@ -409,7 +412,7 @@ impl Model {
             x = block.forward(&x, &cos, &sin)?;
         }
         let x = self.ln_f.forward(&x)?;
-        self.ff_out.forward(&x)?.squeeze(0)?.to_dtype(DType::F32)
+        self.ff_out.forward(&x)?.squeeze(0)
     }
 }
 
@@ -420,5 +423,14 @@ impl super::Denoiser for Model {
 
     fn forward(&mut self, tokens: &[u32]) -> Result<Tensor> {
         self.logits(tokens)
+    }
+
+    fn forward_native(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        let rows = self.cfg.embedding_rows();
+        check_ids(tokens, rows)?;
+        if tokens.is_empty() {
+            return self.logits(tokens);
+        }
+        self.run(tokens).map_err(|e| model_err("LLaDA forward", e))
     }
 }

@@ -163,6 +163,13 @@ impl Denoiser for AnyModel {
             AnyModel::Llada(m) => m.forward(tokens),
         }
     }
+
+    fn forward_native(&mut self, tokens: &[u32]) -> Result<Tensor> {
+        match self {
+            AnyModel::Dream(m) => m.forward_native(tokens),
+            AnyModel::Llada(m) => m.forward_native(tokens),
+        }
+    }
 }
 
 /// A loaded model with everything generation needs.

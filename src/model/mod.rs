@@ -127,6 +127,17 @@ pub trait Denoiser {
     /// # Errors
     /// A model error (shapes, device, weights).
     fn forward(&mut self, tokens: &[u32]) -> Result<candle_core::Tensor>;
+
+    /// [`Denoiser::forward`] in the model's own dtype: f32, or a 16-bit
+    /// float (bf16, f16) that f32 holds exactly, so converting a row to f32
+    /// later gives `forward`'s values bit for bit. A decoder copying rows
+    /// off a GPU copies half the bytes. By default, `forward`.
+    ///
+    /// # Errors
+    /// As [`Denoiser::forward`].
+    fn forward_native(&mut self, tokens: &[u32]) -> Result<candle_core::Tensor> {
+        self.forward(tokens)
+    }
 }
 
 /// An autoregressive language model with a KV cache (the infilling loop,
