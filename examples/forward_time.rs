@@ -1,7 +1,8 @@
 //! Times a diffusion model's forward pass on a canvas of `TOKENS` tokens:
-//! the forward alone (the device synchronized after it) and the forward
-//! plus what a decoding step does next, copying the logits of every row to
-//! the CPU in f32. `eval/gpu.sh` runs it on the full-size random-weight
+//! the forward alone (the device synchronized after it), the forward plus
+//! the logits of every row copied to the CPU in f32, and the forward plus
+//! the copy a decoding step makes: the rows in the model's dtype
+//! (`Denoiser::forward_native`; bf16 is half the bytes). `eval/gpu.sh` runs it on the full-size random-weight
 //! models; `eval/gpu_reference.py` times PyTorch on the same shapes.
 //!
 //! ```sh
@@ -60,7 +61,7 @@ fn run() -> Result<(), String> {
         .map(|i| if i < 8 { (i as u32 * 37) % 256 } else { mask })
         .collect();
     let sync = |d: &Device| d.synchronize().map_err(|e| e.to_string());
-    let (mut forward, mut with_copy) = (Vec::new(), Vec::new());
+    let (mut forward, mut with_copy, mut native_copy) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..reps + 2 {
         let t0 = Instant::now();
         let logits = m.model.forward(&ids).map_err(|e| e.to_string())?;
@@ -71,15 +72,26 @@ fn run() -> Result<(), String> {
         if rows.dims() != [tokens, m.model.vocab_size()] {
             return Err(format!("logits of shape {:?}", rows.dims()));
         }
+        // What a decoding step copies: the rows in the model's dtype.
+        let t0 = Instant::now();
+        let native = m.model.forward_native(&ids).map_err(|e| e.to_string())?;
+        let native = native.to_device(&Device::Cpu).map_err(|e| e.to_string())?;
+        let t3 = t0.elapsed().as_secs_f64() * 1e3;
+        if native.dims() != rows.dims() {
+            return Err(format!("native logits of shape {:?}", native.dims()));
+        }
         if rep >= 2 {
             forward.push(t1);
             with_copy.push(t2);
+            native_copy.push(t3);
         }
     }
     println!(
-        "{dir}: {tokens} tokens, {dtype:?}, {reps} reps: forward {}; with the f32 logits to the CPU {}",
+        "{dir}: {tokens} tokens, {dtype:?}, {reps} reps: forward {}; with the f32 logits to the CPU {}; \
+         with the logits in the model's dtype to the CPU {}",
         stats(forward),
-        stats(with_copy)
+        stats(with_copy),
+        stats(native_copy)
     );
     Ok(())
 }
