@@ -11,7 +11,7 @@
 //!
 //! Defaults: 256 tokens, 10 timed repetitions after 2 untimed ones, `auto`
 //! device, `bf16`. Prints one line: median, min and max milliseconds of
-//! both.
+//! each of the three.
 
 use std::time::Instant;
 

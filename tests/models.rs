@@ -108,14 +108,10 @@ fn native_logits_convert_to_the_f32_logits_exactly() {
             for toks in [&[104u32, 105, 261, 261, 33][..], &[33], &[]] {
                 let f32_rows = m.model.forward(toks).unwrap();
                 let native = m.model.forward_native(toks).unwrap();
-                assert_eq!(
-                    native.dtype(),
-                    if toks.len() > 1 {
-                        dtype
-                    } else {
-                        native.dtype()
-                    }
-                );
+                // The model's dtype; no rows are f32 zeros.
+                let want = if toks.is_empty() { DType::F32 } else { dtype };
+                assert_eq!(native.dtype(), want, "{arch:?} {dtype:?} {toks:?}");
+                assert_eq!(f32_rows.dtype(), DType::F32);
                 let native = native.to_dtype(DType::F32).unwrap();
                 assert_eq!(f32_rows.dims(), native.dims(), "{arch:?} {dtype:?}");
                 let bits = |t: &Tensor| -> Vec<u32> {

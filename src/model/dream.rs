@@ -433,14 +433,17 @@ impl Model {
     /// # Errors
     /// [`ErrorKind::Model`]: a token id past the embedding, or a tensor error.
     pub fn raw_logits(&self, tokens: &[u32]) -> Result<Tensor> {
+        to_f32(self.raw_native(tokens)?)
+    }
+
+    /// [`Model::raw_logits`] in the model's dtype (zero rows in f32).
+    fn raw_native(&self, tokens: &[u32]) -> Result<Tensor> {
         check_ids(tokens, self.cfg.vocab_size)?;
         if tokens.is_empty() {
             return Tensor::zeros((0, self.cfg.vocab_size), DType::F32, &self.device)
                 .map_err(|e| model_err("Dream forward", e));
         }
-        self.raw(tokens)
-            .and_then(|t| t.to_dtype(DType::F32))
-            .map_err(|e| model_err("Dream forward", e))
+        self.raw(tokens).map_err(|e| model_err("Dream forward", e))
     }
 
     /// The unshifted logits in the model's dtype.
@@ -464,13 +467,24 @@ impl Model {
     /// # Errors
     /// As [`Model::raw_logits`].
     pub fn logits(&self, tokens: &[u32]) -> Result<Tensor> {
-        let raw = self.raw_logits(tokens)?;
+        to_f32(self.logits_native(tokens)?)
+    }
+
+    /// [`Model::logits`] in the model's dtype (the shift is a copy).
+    fn logits_native(&self, tokens: &[u32]) -> Result<Tensor> {
+        let raw = self.raw_native(tokens)?;
         let n = tokens.len();
         if n <= 1 {
             return Ok(raw);
         }
         shift_rows(&raw, n).map_err(|e| model_err("Dream logit shift", e))
     }
+}
+
+/// Logits turned to f32 (exact from bf16/f16).
+fn to_f32(t: Tensor) -> Result<Tensor> {
+    t.to_dtype(DType::F32)
+        .map_err(|e| model_err("Dream forward", e))
 }
 
 /// `cat(raw[:1], raw[:-1])` along the rows, for `n >= 2` rows.
@@ -499,13 +513,6 @@ impl super::Denoiser for Model {
     }
 
     fn forward_native(&mut self, tokens: &[u32]) -> Result<Tensor> {
-        check_ids(tokens, self.cfg.vocab_size)?;
-        let n = tokens.len();
-        if n <= 1 {
-            return self.logits(tokens);
-        }
-        self.raw(tokens)
-            .and_then(|raw| shift_rows(&raw, n))
-            .map_err(|e| model_err("Dream forward", e))
+        self.logits_native(tokens)
     }
 }

@@ -367,15 +367,20 @@ impl Model {
     /// # Errors
     /// [`ErrorKind::Model`]: a token id past the embedding, or a tensor error.
     pub fn logits(&self, tokens: &[u32]) -> Result<Tensor> {
+        self.logits_native(tokens)?
+            .to_dtype(DType::F32)
+            .map_err(|e| model_err("LLaDA forward", e))
+    }
+
+    /// [`Model::logits`] in the model's dtype (zero rows in f32).
+    fn logits_native(&self, tokens: &[u32]) -> Result<Tensor> {
         let rows = self.cfg.embedding_rows();
         check_ids(tokens, rows)?;
         if tokens.is_empty() {
             return Tensor::zeros((0, rows), DType::F32, &self.device)
                 .map_err(|e| model_err("LLaDA forward", e));
         }
-        self.run(tokens)
-            .and_then(|t| t.to_dtype(DType::F32))
-            .map_err(|e| model_err("LLaDA forward", e))
+        self.run(tokens).map_err(|e| model_err("LLaDA forward", e))
     }
 
     /// Logits `[b, n, embedding_rows]` for a `[b, n]` u32 batch of canvases,
@@ -426,11 +431,6 @@ impl super::Denoiser for Model {
     }
 
     fn forward_native(&mut self, tokens: &[u32]) -> Result<Tensor> {
-        let rows = self.cfg.embedding_rows();
-        check_ids(tokens, rows)?;
-        if tokens.is_empty() {
-            return self.logits(tokens);
-        }
-        self.run(tokens).map_err(|e| model_err("LLaDA forward", e))
+        self.logits_native(tokens)
     }
 }
