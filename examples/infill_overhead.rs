@@ -62,7 +62,7 @@ fn main() -> cdiff::Result<()> {
         Some(m) => PathBuf::from(m),
         None => {
             let d = std::env::temp_dir().join("cdiff-infill-overhead-starcoder2");
-            init_random_ar(ArFamily::StarCoder2, Size::Tiny, &d, 0)?;
+            init_random_ar(ArFamily::StarCoder2, Size::Tiny, &d, 0, None)?;
             d
         }
     };

@@ -4,6 +4,8 @@
 //! place; `Vanilla` outputs mostly are not, which shows the constraint does
 //! the work. Also the errors of bad templates.
 
+mod common;
+
 use std::path::PathBuf;
 
 use candle_core::{DType, Device};
@@ -85,7 +87,7 @@ fn every_ar_family_infills_under_the_constraint() {
         ArFamily::Qwen2,
     ] {
         let dir = tmp(family.model_type());
-        init_random_ar(family, Size::Tiny, &dir, 3).unwrap();
+        init_random_ar(family, Size::Tiny, &dir, 3, None).unwrap();
         let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
         for (gname, t) in templates() {
             let g = grammar(gname);
@@ -131,7 +133,7 @@ fn every_ar_family_infills_under_the_constraint() {
 #[test]
 fn ar_con_minus_fails_instead_of_using_the_witness() {
     let dir = tmp("conminus");
-    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 1).unwrap();
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 1, None).unwrap();
     let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
     let (_, t) = templates().remove(0);
     let c = Constraint::compile(&grammar("cpp.ebnf")).unwrap();
@@ -159,7 +161,7 @@ fn ar_con_minus_fails_instead_of_using_the_witness() {
 #[test]
 fn ar_masks_keep_con_minus_going_and_change_nothing_else() {
     let dir = tmp("masks");
-    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 5).unwrap();
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 5, None).unwrap();
     let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
     let (mut gave_up, mut masked_runs, mut same) = (0, 0, 0);
     let mut cases = templates();
@@ -221,7 +223,7 @@ fn ar_fresh_checks_give_the_same_infill() {
     // paper's way) instead of the insertion point and replayed hole exits:
     // the same tokens, rejections and masks, con and con-minus.
     let dir = tmp("fresh");
-    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 7).unwrap();
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 7, None).unwrap();
     let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
     let mut rejections = 0;
     for (gname, t) in templates() {
@@ -393,7 +395,7 @@ fn adjacent_regions_get_one_fill_each() {
     let t = Template::from_json(r#"["[", null, null, "]"]"#).unwrap();
     assert_eq!(t.n_regions(), 2);
     let dir = tmp("adjacent");
-    init_random_ar(ArFamily::StarCoder2, Size::Tiny, &dir, 2).unwrap();
+    init_random_ar(ArFamily::StarCoder2, Size::Tiny, &dir, 2, None).unwrap();
     let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
     let c = Constraint::compile(&grammar("json.ebnf")).unwrap();
     for seed in 0..4 {
@@ -409,5 +411,57 @@ fn adjacent_regions_get_one_fill_each() {
         assert!(out.valid);
         assert_in_place(&t, &out, "adjacent");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `init-random --tokenizer` for autoregressive families: a copied
+/// tokenizer gives the config its special ids and a tiny embedding grows to
+/// cover it; a tokenizer without the family's FIM tokens is a typed error.
+#[test]
+fn ar_models_take_a_copied_tokenizer() {
+    let src = tmp("tok-src");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &src, 1, None).unwrap();
+    let dst = tmp("tok-dst");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dst, 2, Some(&src)).unwrap();
+    let a = load_causal(src.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let b = load_causal(dst.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    assert_eq!(a.fim.open, b.fim.open);
+    assert_eq!(a.fim.stops, b.fim.stops);
+    let bad = tmp("tok-bad");
+    let e = init_random_ar(ArFamily::StarCoder2, Size::Tiny, &bad, 1, Some(&src)).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::Model);
+    assert!(e.to_string().contains("<fim_prefix>"), "{e}");
+    for d in [src, dst, bad] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A tiny Qwen2 FIM model with the real Qwen2 tokenizer (the Dream
+/// tokenizer of `../shared`: 151,667 tokens) loads, finds its FIM format
+/// and infills a C++ region under the constraint (skipped without
+/// `../shared`).
+#[test]
+fn tiny_qwen2_with_the_real_tokenizer_infills() {
+    let Some(shared) = common::shared::dir("", "tiny_qwen2_with_the_real_tokenizer_infills") else {
+        return;
+    };
+    let dir = tmp("qwen2-real-tok");
+    let tok = shared.join("tokenizers/dream-v0-instruct-7b");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 1, Some(&tok)).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    assert_eq!(m.fim.open, 151659);
+    assert!(m.fim.stops.contains(&151643));
+    let g = grammar("cpp.ebnf");
+    let c = Constraint::compile(&g).unwrap();
+    let t = Template::from_marked(CPP.as_bytes(), b"<F>").unwrap();
+    let cfg = ArInfillConfig {
+        mode: Mode::Con,
+        max_tokens: 8,
+        ..ArInfillConfig::default()
+    };
+    let out = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap();
+    assert_in_place(&t, &out, "qwen2 with the real tokenizer");
+    assert!(out.valid);
+    assert!(Recognizer::new(&g).unwrap().accepts(&out.text).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }

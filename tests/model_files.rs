@@ -244,7 +244,7 @@ fn rope_parameters_are_read_as_rope_theta() {
 fn rope_parameters_are_read_by_the_autoregressive_families() {
     for family in [ArFamily::StarCoder2, ArFamily::Llama, ArFamily::Qwen2] {
         let s = Scratch::new("files", &format!("ar-rope-{family:?}"));
-        init_random_ar(family, Size::Tiny, s.path(), 2).unwrap();
+        init_random_ar(family, Size::Tiny, s.path(), 2, None).unwrap();
         let want = {
             let mut m = load_causal(s.str(), &Device::Cpu, DType::F32).unwrap();
             m.model.forward(&[1, 2, 3, 4], 0).unwrap()

@@ -263,13 +263,13 @@ pub fn init(a: &InitArgs) -> Result<(), CliError> {
         )
     };
     let ar = |family| {
-        if a.tokenizer.is_some() {
-            return Err(cdiff::Error::new(
-                cdiff::ErrorKind::Model,
-                "--tokenizer is supported for dream and llada only",
-            ));
-        }
-        init_random_ar(family, size, &a.out, a.seed)
+        init_random_ar(
+            family,
+            size,
+            &a.out,
+            a.seed,
+            a.tokenizer.as_deref().map(Path::new),
+        )
     };
     match a.arch {
         ArchArg::Dream => dlm(Arch::Dream),

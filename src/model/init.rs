@@ -436,15 +436,8 @@ pub fn init_random(
         .unwrap_or(TINY_ROWS as u64) as usize;
     let (rows, ids) = match tokenizer_dir {
         Some(dir) => {
-            let tok = Tokenizer::from_file(&dir.join("tokenizer.json"))?;
-            let find = |s: &str| {
-                tok.token_id(s).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Model,
-                        format!("tokenizer in {} has no {s} token", dir.display()),
-                    )
-                })
-            };
+            let tok = copy_tokenizer(dir, out)?;
+            let find = |s: &str| special_id(&tok, dir, s);
             let bos_name = if arch == Arch::Llada {
                 "<|startoftext|>"
             } else {
@@ -455,32 +448,7 @@ pub fn init_random(
                 eos: find(eos_name)?,
                 bos: find(bos_name).or_else(|_| find(eos_name))?,
             };
-            let n = tok.n_tokens();
-            let rows = if n > real_rows {
-                if size == Size::Full {
-                    return Err(Error::new(
-                        ErrorKind::Model,
-                        format!("tokenizer has {n} tokens, more than the model's {real_rows} rows"),
-                    ));
-                }
-                n.div_ceil(64) * 64
-            } else {
-                real_rows
-            };
-            for f in [
-                "tokenizer.json",
-                "tokenizer_config.json",
-                "vocab.json",
-                "merges.txt",
-                "special_tokens_map.json",
-                "added_tokens.json",
-            ] {
-                let src = dir.join(f);
-                if src.is_file() {
-                    std::fs::copy(&src, out.join(f)).map_err(|e| io("cannot copy", &src, &e))?;
-                }
-            }
-            (rows, ids)
+            (rows_for(&tok, real_rows, size)?, ids)
         }
         None => {
             let id = |s: &str| 256 + specials.iter().position(|x| *x == s).unwrap_or(0) as u32;
@@ -510,6 +478,65 @@ pub fn init_random(
     write_json(&out.join("config.json"), &cfg)?;
     let shapes = tensor_shapes(arch, &cfg)?;
     write_weights(out, &shapes, seed, size)
+}
+
+/// Loads `dir/tokenizer.json` and copies the tokenizer's files
+/// (`tokenizer.json`, `tokenizer_config.json`, `vocab.json`, `merges.txt`,
+/// `special_tokens_map.json`, `added_tokens.json`, where present) into
+/// `out`.
+///
+/// # Errors
+/// [`ErrorKind::Model`] for a bad `tokenizer.json`, [`ErrorKind::Io`] when
+/// copying fails.
+pub(crate) fn copy_tokenizer(dir: &Path, out: &Path) -> Result<Tokenizer> {
+    let tok = Tokenizer::from_file(&dir.join("tokenizer.json"))?;
+    for f in [
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.json",
+        "merges.txt",
+        "special_tokens_map.json",
+        "added_tokens.json",
+    ] {
+        let src = dir.join(f);
+        if src.is_file() {
+            std::fs::copy(&src, out.join(f)).map_err(|e| {
+                Error::new(ErrorKind::Io, format!("cannot copy {}: {e}", src.display()))
+            })?;
+        }
+    }
+    Ok(tok)
+}
+
+/// The id of special token `name` in the tokenizer read from `dir`.
+///
+/// # Errors
+/// [`ErrorKind::Model`] when it has no such token.
+pub(crate) fn special_id(tok: &Tokenizer, dir: &Path, name: &str) -> Result<u32> {
+    tok.token_id(name).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Model,
+            format!("tokenizer in {} has no {name} token", dir.display()),
+        )
+    })
+}
+
+/// The embedding rows of a model of `size` whose real vocabulary has
+/// `real_rows` rows, with tokenizer `tok`: the real rows, or at tiny size
+/// enough to cover a larger tokenizer (a multiple of 64).
+///
+/// # Errors
+/// [`ErrorKind::Model`] when a full-size model's rows do not cover it.
+pub(crate) fn rows_for(tok: &Tokenizer, real_rows: usize, size: Size) -> Result<usize> {
+    let n = tok.n_tokens();
+    match (n > real_rows, size) {
+        (false, _) => Ok(real_rows),
+        (true, Size::Tiny) => Ok(n.div_ceil(64) * 64),
+        (true, Size::Full) => Err(Error::new(
+            ErrorKind::Model,
+            format!("tokenizer has {n} tokens, more than the model's {real_rows} rows"),
+        )),
+    }
 }
 
 /// Writes random weights of `shapes` into `out`: `Size::Tiny` in f32 as one

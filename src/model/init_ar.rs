@@ -7,14 +7,18 @@
 //! CodeGemma-7B and Qwen2.5-Coder-7B, including DeepSeek's linear RoPE
 //! scaling), weights under the real tensor names, and a byte-level
 //! `tokenizer.json` (256 bytes, then the family's special tokens with its FIM
-//! tokens, spelled as in the real tokenizers) with `tokenizer_config.json`.
+//! tokens, spelled as in the real tokenizers) with `tokenizer_config.json`,
+//! or a real tokenizer's files.
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::causal::ArFamily;
-use super::init::{byte_level_tokenizer_json, write_json, write_weights, Size};
+use super::init::{
+    byte_level_tokenizer_json, copy_tokenizer, rows_for, special_id, write_json, write_weights,
+    Size,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The special tokens of the stand-in tokenizer (ids from 256), with the
@@ -225,9 +229,22 @@ pub fn ar_tensor_shapes(family: ArFamily, cfg: &Value) -> Result<Vec<(String, Ve
 /// (the 7B shapes named in the module docs, bf16, 2 GiB shards: about 14-17
 /// GB; minutes). Same seed, same files.
 ///
+/// The tokenizer: with `tokenizer_dir`, its files are copied (e.g. the Qwen2
+/// tokenizer of `../shared/tokenizers/dream-v0-instruct-7b` for a Qwen2.5-Coder
+/// shaped model: the real vocabulary, for timing masks), the bos/eos ids are
+/// looked up in it, its FIM tokens must be the family's, and a tiny model's
+/// embedding grows to cover it; without, the byte-level stand-in above.
+///
 /// # Errors
-/// [`ErrorKind::Io`] when writing fails.
-pub fn init_random_ar(family: ArFamily, size: Size, out: &Path, seed: u64) -> Result<()> {
+/// [`ErrorKind::Model`] for a bad tokenizer folder (or one without the
+/// family's special tokens), [`ErrorKind::Io`] when writing fails.
+pub fn init_random_ar(
+    family: ArFamily,
+    size: Size,
+    out: &Path,
+    seed: u64,
+    tokenizer_dir: Option<&Path>,
+) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| {
         Error::new(
             ErrorKind::Io,
@@ -235,22 +252,45 @@ pub fn init_random_ar(family: ArFamily, size: Size, out: &Path, seed: u64) -> Re
         )
     })?;
     let (specials, bos, eos) = ar_specials(family);
-    let id = |s: &str| 256 + specials.iter().position(|x| *x == s).unwrap_or(0) as u32;
-    write_json(
-        &out.join("tokenizer.json"),
-        &byte_level_tokenizer_json(specials),
-    )?;
-    let add_bos = matches!(family, ArFamily::Llama | ArFamily::Gemma);
-    let tc = json!({
-        "add_bos_token": add_bos,
-        "add_eos_token": false,
-        "bos_token": bos,
-        "eos_token": eos,
-        "clean_up_tokenization_spaces": false,
-        "tokenizer_class": "PreTrainedTokenizerFast"
-    });
-    write_json(&out.join("tokenizer_config.json"), &tc)?;
-    let cfg = ar_config(family, size, id(bos), id(eos));
+    let cfg = match tokenizer_dir {
+        Some(dir) => {
+            let tok = copy_tokenizer(dir, out)?;
+            // The FIM tokens too: the loader finds the format by them.
+            for s in specials.iter().filter(|s| s.contains("fim")) {
+                special_id(&tok, dir, s)?;
+            }
+            let mut cfg = ar_config(
+                family,
+                size,
+                special_id(&tok, dir, bos)?,
+                special_id(&tok, dir, eos)?,
+            );
+            let real_rows = cfg
+                .get("vocab_size")
+                .and_then(Value::as_u64)
+                .unwrap_or(TINY_ROWS as u64) as usize;
+            cfg["vocab_size"] = json!(rows_for(&tok, real_rows, size)?);
+            cfg
+        }
+        None => {
+            let id = |s: &str| 256 + specials.iter().position(|x| *x == s).unwrap_or(0) as u32;
+            write_json(
+                &out.join("tokenizer.json"),
+                &byte_level_tokenizer_json(specials),
+            )?;
+            let add_bos = matches!(family, ArFamily::Llama | ArFamily::Gemma);
+            let tc = json!({
+                "add_bos_token": add_bos,
+                "add_eos_token": false,
+                "bos_token": bos,
+                "eos_token": eos,
+                "clean_up_tokenization_spaces": false,
+                "tokenizer_class": "PreTrainedTokenizerFast"
+            });
+            write_json(&out.join("tokenizer_config.json"), &tc)?;
+            ar_config(family, size, id(bos), id(eos))
+        }
+    };
     write_json(&out.join("config.json"), &cfg)?;
     let shapes = ar_tensor_shapes(family, &cfg)?;
     write_weights(out, &shapes, seed, size)
