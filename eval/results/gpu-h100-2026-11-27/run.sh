@@ -9,7 +9,10 @@
 set -u
 cd "$(dirname "$0")/.."
 root=$PWD
-mkdir -p /work 2>/dev/null; ln -sfn "$root" /work/main
+# The test binaries find their fixtures through the crate path they were
+# built in (CRATE_DIR): link it to this checkout.
+crate=${CRATE_DIR:?the crate path the test binaries were built in}
+mkdir -p "$(dirname "$crate")" 2>/dev/null; ln -sfn "$root" "$crate"
 b=/tmp/gb; mkdir -p $b
 for f in .gpu/*.xz; do [ -f "$f" ] && { xz -dc "$f" >"$b/$(basename "$f" .xz)"; chmod +x "$b/$(basename "$f" .xz)"; }; done
 libs=$(for l in libcublas.so.13 libcudart.so.13 libcurand.so.10 libnvrtc.so.13; do find / -name "$l" -not -path '/proc/*' 2>/dev/null | head -1 | xargs -r dirname; done | sort -u | paste -sd:)
