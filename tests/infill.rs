@@ -417,6 +417,7 @@ fn adjacent_regions_get_one_fill_each() {
 /// `init-random --tokenizer` for autoregressive families: a copied
 /// tokenizer gives the config its special ids and a tiny embedding grows to
 /// cover it; a tokenizer without the family's FIM tokens is a typed error.
+/// Also: a loaded tokenizer builds its vocabulary trie once per width.
 #[test]
 fn ar_models_take_a_copied_tokenizer() {
     let src = tmp("tok-src");
@@ -427,6 +428,14 @@ fn ar_models_take_a_copied_tokenizer() {
     let b = load_causal(dst.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
     assert_eq!(a.fim.open, b.fim.open);
     assert_eq!(a.fim.stops, b.fim.stops);
+    // The tokenizer keeps its trie for masks: one build per width.
+    use cdiff::model::TextCodec;
+    let n = a.tokenizer.n_tokens();
+    let v = a.tokenizer.vocabulary(n);
+    assert_eq!(v.len(), n);
+    assert!(std::sync::Arc::ptr_eq(&v, &a.tokenizer.vocabulary(n)));
+    assert_eq!(a.tokenizer.vocabulary(n - 1).len(), n - 1);
+    assert!(!std::sync::Arc::ptr_eq(&v, &a.tokenizer.vocabulary(n)));
     let bad = tmp("tok-bad");
     let e = init_random_ar(ArFamily::StarCoder2, Size::Tiny, &bad, 1, Some(&src)).unwrap_err();
     assert_eq!(e.kind(), cdiff::ErrorKind::Model);

@@ -86,6 +86,7 @@
 //! gives), so a run of rejected identifiers, numbers or punctuation costs one
 //! check per kind, not per token.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
@@ -337,7 +338,7 @@ struct Decoder<'a, 'b> {
     out: DecodeOutput,
     on_step: Option<&'b mut dyn FnMut(&StepInfo)>,
     /// The vocabulary as a byte trie, built at the first mask.
-    vocab: Option<Vocabulary>,
+    vocab: Option<Arc<Vocabulary>>,
     /// How often first proposals were kept lately.
     firsts: Firsts,
     /// The next step's forward pass started on a guessed canvas (see
@@ -909,10 +910,7 @@ impl<'a> Decoder<'a, '_> {
         }
         let t0 = Instant::now();
         let codec = self.codec;
-        let vocab = self.vocab.get_or_insert_with(|| {
-            let tokens: Vec<&[u8]> = (0..n as u32).map(|id| codec.token_bytes(id)).collect();
-            Vocabulary::new(&tokens)
-        });
+        let vocab = self.vocab.get_or_insert_with(|| codec.vocabulary(n));
         let mut allowed = point.0.mask(vocab)?;
         for (id, a) in allowed.iter_mut().enumerate() {
             *a |= codec.token_bytes(id as u32).is_empty();

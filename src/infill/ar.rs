@@ -1,6 +1,7 @@
 //! Region-by-region infilling with an autoregressive FIM model (see the
 //! module docs of [`crate::infill`]).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{InfillOutput, Mode, Template};
@@ -115,7 +116,7 @@ struct Run<'a> {
     fills: Vec<Vec<u8>>,
     out: InfillOutput,
     /// The model's vocabulary as a trie, built at the first mask.
-    vocab: Option<Vocabulary>,
+    vocab: Option<Arc<Vocabulary>>,
 }
 
 /// Fills `template` with an autoregressive FIM model, region by region (see
@@ -396,13 +397,9 @@ impl<'a> Run<'a> {
     /// stops if the region may end.
     fn mask(&mut self, at: &mut Insertion<'a>, r: usize, fill: &[u8]) -> Result<Vec<bool>> {
         let t0 = Instant::now();
-        if self.vocab.is_none() {
-            let tokens: Vec<&[u8]> = (0..self.allowed.len() as u32)
-                .map(|id| self.codec.token_bytes(id))
-                .collect();
-            self.vocab = Some(Vocabulary::new(&tokens));
-        }
-        let vocab = self.vocab.as_ref().expect("built above");
+        let codec = self.codec;
+        let n = self.allowed.len();
+        let vocab = self.vocab.get_or_insert_with(|| codec.vocabulary(n));
         let mut allowed = at.mask(vocab)?;
         self.out.time_constraint += t0.elapsed();
         self.out.masks += 1;

@@ -192,4 +192,16 @@ pub trait TextCodec {
     fn max_token_bytes(&self) -> usize {
         usize::MAX
     }
+
+    /// The ids `0..n` as a byte trie for allowed-token masks
+    /// ([`crate::mask::Vocabulary`], built from [`TextCodec::token_bytes`]).
+    /// The default builds it on every call; a codec that keeps it (the
+    /// model's [`Tokenizer`]) builds it once for all the decodes and
+    /// infills it serves, and with it the walks the vocabulary keeps per
+    /// set of lexer states (27 ms for Qwen2's 151,667 tokens on the README's
+    /// 2-core machine, once instead of per infill).
+    fn vocabulary(&self, n: usize) -> std::sync::Arc<crate::mask::Vocabulary> {
+        let tokens: Vec<&[u8]> = (0..n as u32).map(|id| self.token_bytes(id)).collect();
+        std::sync::Arc::new(crate::mask::Vocabulary::new(&tokens))
+    }
 }

@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
@@ -35,6 +36,7 @@ use tokenizers::{AddedToken, DecoderWrapper, SplitDelimiterBehavior};
 
 use super::TextCodec;
 use crate::error::{Error, ErrorKind, Result};
+use crate::mask::Vocabulary;
 
 /// GPT-2's byte-to-unicode table: the printable character standing for each
 /// byte in byte-level BPE vocabularies.
@@ -118,6 +120,9 @@ pub struct Tokenizer {
     /// The longest entry of `bytes`.
     max_bytes: usize,
     origin: String,
+    /// The trie of the first `n` ids, once asked for (see
+    /// [`TextCodec::vocabulary`]).
+    vocab: Mutex<Option<(usize, Arc<Vocabulary>)>>,
 }
 
 impl Tokenizer {
@@ -291,6 +296,7 @@ impl Tokenizer {
             max_bytes: bytes.iter().map(Vec::len).max().unwrap_or(0),
             bytes,
             origin: "a tokenizer built in memory".to_string(),
+            vocab: Mutex::default(),
         }
     }
 
@@ -336,6 +342,20 @@ impl TextCodec for Tokenizer {
 
     fn max_token_bytes(&self) -> usize {
         self.max_bytes
+    }
+
+    /// Built once per `n` and kept (a different `n` replaces it).
+    fn vocabulary(&self, n: usize) -> Arc<Vocabulary> {
+        let mut kept = self.vocab.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*kept {
+            Some((m, v)) if *m == n => v.clone(),
+            _ => {
+                let tokens: Vec<&[u8]> = (0..n as u32).map(|id| self.token_bytes(id)).collect();
+                let v = Arc::new(Vocabulary::new(&tokens));
+                *kept = Some((n, v.clone()));
+                v
+            }
+        }
     }
 }
 
