@@ -330,6 +330,49 @@ impl RowSampler {
         s
     }
 
+    /// The first token [`RowSampler::new`] draws from `row` at temperature
+    /// 0, found by one pass over the row without building the sampler
+    /// (which takes a log-softmax of the row and a nucleus): the largest
+    /// logit, when it leads every other by a margin that no rounding of the
+    /// sampler's own arithmetic can close. `None` when it does not, at a
+    /// temperature above 0, or when every id is forbidden: then build the
+    /// sampler. An autoregressive loop needs one only after its first
+    /// proposal is refused.
+    ///
+    /// ```
+    /// use cdiff::decode::sample::{Alg, ArchStyle, Remasking, RowSampler, SampleParams};
+    /// let p = SampleParams {
+    ///     style: ArchStyle::Dream, temperature: 0.0, top_p: 0.95, top_k: None,
+    ///     alg: Alg::MaskgitPlus, remasking: Remasking::LowConfidence,
+    /// };
+    /// let row = [0.5f32, 3.0, -1.0, 2.0];
+    /// assert_eq!(RowSampler::greedy_first(&row, &p), Some(1));
+    /// assert_eq!(RowSampler::new(&row, &p, 7).first(), Some(1));
+    /// assert_eq!(RowSampler::greedy_first(&[1.0, 1.0], &p), None); // a tie
+    /// ```
+    pub fn greedy_first(row: &[f32], params: &SampleParams) -> Option<u32> {
+        if params.temperature != 0.0 {
+            return None;
+        }
+        let (mut best, mut top, mut second) = (0u32, f32::NEG_INFINITY, f32::NEG_INFINITY);
+        for (i, &x) in row.iter().enumerate() {
+            if x > top {
+                (best, top, second) = (i as u32, x, top);
+            } else if x > second {
+                second = x;
+            }
+        }
+        if !top.is_finite() {
+            return None;
+        }
+        // The sampler subtracts a log-sum-exp within about `ln V` of the
+        // top in f64; a lead of 1e-9 relative to the magnitudes involved is
+        // far above that rounding.
+        let (t, s) = (f64::from(top), f64::from(second));
+        let scale = t.abs() + s.abs().min(1e30) + (row.len() as f64).ln() + 16.0;
+        (second == f32::NEG_INFINITY || t - s > 1e-9 * scale).then_some(best)
+    }
+
     /// The first token drawn (`None`: every id is forbidden).
     pub fn first(&self) -> Option<u32> {
         self.first
@@ -783,6 +826,59 @@ mod tests {
         }
     }
 
+    /// `greedy_first` is the sampler's first draw wherever it answers, and
+    /// answers on rows with a clear maximum (rows with ties at the top, a
+    /// near-tie, forbidden ids, both styles, nucleus and top-k on or off).
+    #[test]
+    fn greedy_first_is_the_samplers_first_draw() {
+        let mut rng = SplitMix64::new(17);
+        let mut answered = 0;
+        for case in 0..400 {
+            let v = 1 + rng.below(300) as usize;
+            let mut row: Vec<f32> = (0..v)
+                .map(|_| match case % 4 {
+                    0 => (rng.below(8) as f32) - 4.0,
+                    1 => f32::NEG_INFINITY,
+                    _ => (rng.unit() as f32 - 0.5) * 30.0,
+                })
+                .collect();
+            if case % 4 == 1 {
+                row[rng.below(v as u64) as usize] = 1.0;
+            }
+            if case % 7 == 0 && v > 1 {
+                // A near-tie at the top.
+                let (i, _) = row
+                    .iter()
+                    .enumerate()
+                    .fold(
+                        (0, f32::NEG_INFINITY),
+                        |b, (i, &x)| if x > b.1 { (i, x) } else { b },
+                    );
+                let j = (i + 1) % v;
+                row[j] = row[i] - row[i].abs() * 1e-7;
+            }
+            for style in [ArchStyle::Dream, ArchStyle::Llada] {
+                for (top_p, top_k) in [(1.0, None), (0.9, None), (0.95, Some(3))] {
+                    let mut p = params(style, 0.0, top_p);
+                    p.top_k = top_k;
+                    let sampler = RowSampler::new(&row, &p, case);
+                    if let Some(t) = RowSampler::greedy_first(&row, &p) {
+                        assert_eq!(Some(t), sampler.first(), "case {case} {style:?}");
+                        answered += 1;
+                    }
+                    let mut hot = p;
+                    hot.temperature = 0.5;
+                    assert_eq!(RowSampler::greedy_first(&row, &hot), None);
+                }
+            }
+        }
+        assert!(answered > 1000, "{answered}");
+        let p = params(ArchStyle::Dream, 0.0, 0.95);
+        assert_eq!(RowSampler::greedy_first(&[2.0, 2.0, 1.0], &p), None);
+        assert_eq!(RowSampler::greedy_first(&[f32::NEG_INFINITY; 3], &p), None);
+        assert_eq!(RowSampler::greedy_first(&[], &p), None);
+    }
+
     #[test]
     fn greedy_draws_in_logit_order_and_never_forbidden() {
         let special = SpecialTokens {
@@ -962,6 +1058,22 @@ mod tests {
                 .map(|seed| RowSampler::new(&row, &p, seed))
                 .collect();
             let built = t0.elapsed() / 20;
+            let mut greedy = p;
+            greedy.temperature = 0.0;
+            let t0 = std::time::Instant::now();
+            let firsts: usize = (0..20)
+                .filter(|_| RowSampler::greedy_first(&row, &greedy).is_some())
+                .count();
+            let scan = t0.elapsed() / 20;
+            let t0 = std::time::Instant::now();
+            let _: Vec<RowSampler> = (0..20)
+                .map(|seed| RowSampler::new(&row, &greedy, seed))
+                .collect();
+            println!(
+                "{style:?} V={v}: at temperature 0, greedy_first {scan:?} ({firsts}/20 answered) \
+                 against a sampler {:?}",
+                t0.elapsed() / 20
+            );
             // Per sampler, on fresh copies (as hot as each other): the
             // scan further draws made before `Redraw` (the first draw's
             // code), then `next_token`'s first draw and 200 more.

@@ -292,8 +292,15 @@ impl<'a> Run<'a> {
         let mut row = self.forward(&prompt, 0)?;
         let mut fill: Vec<u8> = Vec::new();
         for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
-            let mut sampler = RowSampler::new(&row, &params, self.rng.next_u64());
-            let mut tok = sampler.first();
+            // Greedy: the first proposal is the row's clear maximum, and the
+            // sampler (a log-softmax of the whole row and its nucleus) is
+            // built only if it is refused — the same draws.
+            let seed = self.rng.next_u64();
+            let mut sampler = None;
+            let mut tok = match RowSampler::greedy_first(&row, &params) {
+                Some(t) => Some(t),
+                None => sampler.insert(RowSampler::new(&row, &params, seed)).first(),
+            };
             let mut here = 0;
             let mut masked = false;
             let chosen = loop {
@@ -326,7 +333,9 @@ impl<'a> Run<'a> {
                     {
                         let at = point.as_mut().expect("a rejection means a constraint");
                         let allowed = self.mask(at, r, &fill)?;
-                        sampler.restrict(&allowed);
+                        sampler
+                            .get_or_insert_with(|| RowSampler::new(&row, &params, seed))
+                            .restrict(&allowed);
                         masked = true;
                     }
                     Some(_) => {}
@@ -335,7 +344,9 @@ impl<'a> Run<'a> {
                     }
                     None => {}
                 }
-                tok = sampler.next_token();
+                tok = sampler
+                    .get_or_insert_with(|| RowSampler::new(&row, &params, seed))
+                    .next_token();
             };
             let Some(t) = chosen else {
                 // Every allowed id was rejected.
