@@ -337,7 +337,8 @@ struct Decoder<'a, 'b> {
     params: SampleParams,
     out: DecodeOutput,
     on_step: Option<&'b mut dyn FnMut(&StepInfo)>,
-    /// The vocabulary as a byte trie, built at the first mask.
+    /// The vocabulary as a byte trie, asked of the codec at the first mask
+    /// (a tokenizer keeps it for every later decode).
     vocab: Option<Arc<Vocabulary>>,
     /// How often first proposals were kept lately.
     firsts: Firsts,

@@ -34,12 +34,14 @@
 //! has been rejected.
 //!
 //! Randomness comes from a per-row [`SplitMix64`] seeded by the caller, so a
-//! row rebuilt later replays the same draws.
+//! row rebuilt later replays the same draws. A caller that needs only the
+//! first draw at temperature 0 (an autoregressive step, until a refusal)
+//! can skip building the sampler: [`RowSampler::greedy_first`].
 //!
 //! Cost per row: `O(V)` to build (Dream: one `exp` per id plus a partial
 //! selection of the nucleus; LLaDA at temperature > 0: one uniform and two
 //! logarithms per id). The first draw scans the row; further draws go
-//! through a [`Redraw`] built at the first of them: by rank (argmax rules)
+//! through a `Redraw` built at the first of them: by rank (argmax rules)
 //! the next 16, then 64, 256, … ids in order, each batch selected by one
 //! scan of the row, `O(V / batch)` amortized per draw; by weight (Dream
 //! sampling) a tree of partial sums, `O(V)` once and `O(log V)` per draw. Both draw what a scan of the row would: the
@@ -131,7 +133,7 @@ pub fn allow_only(row: &mut [f32], allowed: &[u32]) {
 /// probability: the shortest prefix whose mass exceeds `top_p` (all of it if
 /// it never does). Partial selection of growing size, `O(V)` per round:
 /// while the nucleus is small (a trained model's usually is) of the ids
-/// compared through `logp`; past [`SELECT_ROUNDS_UP_TO`] ids of keys made
+/// compared through `logp`; past `SELECT_ROUNDS_UP_TO` (1,024) ids of keys made
 /// once (probability, then id), each round selecting among the ids left
 /// only. A flat row, as a random model's, puts nearly every id in the
 /// nucleus; there the keys take 152,064 ids from 11.8 to 8 ms. Keys order

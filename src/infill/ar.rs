@@ -115,7 +115,8 @@ struct Run<'a> {
     rng: SplitMix64,
     fills: Vec<Vec<u8>>,
     out: InfillOutput,
-    /// The model's vocabulary as a trie, built at the first mask.
+    /// The model's vocabulary as a trie, asked of the codec at the first
+    /// mask (a tokenizer keeps it for every later run).
     vocab: Option<Arc<Vocabulary>>,
 }
 
