@@ -497,7 +497,6 @@ enum How {
 /// row and sorted; the next `4 · want` selected when they are used up.
 #[derive(Clone, Debug)]
 struct Ranked {
-    tier: bool,
     ids: Vec<u32>,
     next: usize,
     want: usize,
@@ -532,7 +531,6 @@ impl Redraw {
     fn build(tier: bool, sample: bool, key: &[f64], taken: &[bool], in_nucleus: &[bool]) -> Redraw {
         let how = match sample {
             false => How::Ranked(Ranked {
-                tier,
                 ids: Vec::new(),
                 next: 0,
                 want: 16,
@@ -556,7 +554,7 @@ impl Redraw {
         rng: &mut SplitMix64,
     ) -> Drawn {
         match &mut self.how {
-            How::Ranked(r) => r.draw(key, taken, in_nucleus),
+            How::Ranked(r) => r.draw(self.tier, key, taken, in_nucleus),
             How::Weighted(w) => w.draw(rng),
         }
     }
@@ -607,7 +605,7 @@ impl Ranked {
     /// The next id in order; a scan of the row selects the next `want`
     /// when those selected are used up (every id selected before is taken
     /// by then, so the scan skips them).
-    fn draw(&mut self, key: &[f64], taken: &[bool], in_nucleus: &[bool]) -> Drawn {
+    fn draw(&mut self, tier: bool, key: &[f64], taken: &[bool], in_nucleus: &[bool]) -> Drawn {
         if self.next == self.ids.len() {
             if self.next > 0 && self.ids.len() < self.want / 4 {
                 // The last selection took every id left.
@@ -624,7 +622,7 @@ impl Ranked {
             for i in 0..n {
                 // The key first: once `want` are kept, most ids fail there.
                 let k = key[i];
-                if k <= bar || taken[i] || in_nucleus[i] != self.tier {
+                if k <= bar || taken[i] || in_nucleus[i] != tier {
                     continue;
                 }
                 if best.len() == self.want {

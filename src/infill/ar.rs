@@ -297,10 +297,11 @@ impl<'a> Run<'a> {
             // sampler (a log-softmax of the whole row and its nucleus) is
             // built only if it is refused — the same draws.
             let seed = self.rng.next_u64();
+            let build = || RowSampler::new(&row, &params, seed);
             let mut sampler = None;
             let mut tok = match RowSampler::greedy_first(&row, &params) {
                 Some(t) => Some(t),
-                None => sampler.insert(RowSampler::new(&row, &params, seed)).first(),
+                None => sampler.insert(build()).first(),
             };
             let mut here = 0;
             let mut masked = false;
@@ -334,9 +335,7 @@ impl<'a> Run<'a> {
                     {
                         let at = point.as_mut().expect("a rejection means a constraint");
                         let allowed = self.mask(at, r, &fill)?;
-                        sampler
-                            .get_or_insert_with(|| RowSampler::new(&row, &params, seed))
-                            .restrict(&allowed);
+                        sampler.get_or_insert_with(build).restrict(&allowed);
                         masked = true;
                     }
                     Some(_) => {}
@@ -345,9 +344,7 @@ impl<'a> Run<'a> {
                     }
                     None => {}
                 }
-                tok = sampler
-                    .get_or_insert_with(|| RowSampler::new(&row, &params, seed))
-                    .next_token();
+                tok = sampler.get_or_insert_with(build).next_token();
             };
             let Some(t) = chosen else {
                 // Every allowed id was rejected.
