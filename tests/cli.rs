@@ -506,6 +506,12 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     ] {
         assert!(v.get(key).is_some(), "{key}");
     }
+    // The infilling's time holds its model and constraint time, and the
+    // weights' reading is reported apart (it was inside `ms_total`, which
+    // read as a per-token cost of a 7B model).
+    let ms = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    assert!(ms("ms_total") >= ms("ms_model") + ms("ms_constraint"));
+    assert!(ms("ms_load") > 0.0);
 }
 
 #[test]
