@@ -691,3 +691,31 @@ fn completable_best_swallows_less_and_never_runs_the_budget_out() {
         assert!(best * 4 <= first, "budget {budget}: {best} vs {first}");
     }
 }
+
+/// Prediction walks chains of first nonterminals depth first (the
+/// intersection's `predict`); made recursive, a grammar whose rules each
+/// begin with the next one (`r0: r1 "x" | "y"`, `r1: r2 "x" | "y"`, …)
+/// overflowed the stack, an abort. It keeps its own stack.
+#[test]
+fn a_long_chain_of_first_nonterminals_does_not_overflow_the_stack() {
+    let n = 20_000;
+    let mut src = String::from("start: r0\n");
+    for i in 0..n {
+        src.push_str(&format!("r{i}: r{} \"x\" | \"y\"\n", i + 1));
+    }
+    src.push_str(&format!("r{n}: \"y\"\n"));
+    let g = Grammar::from_lark(&src, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let r = Recognizer::new(&g).unwrap();
+    // Run on a thread with a small stack, as a decoder's worker might be.
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            assert!(c.check(&Partial::new().text("yxx")).unwrap());
+            assert!(!c.check(&Partial::new().text("xy")).unwrap());
+            assert_completable(&c, &r, &Partial::new().text("y").hole().text("x"));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

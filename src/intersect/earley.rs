@@ -243,6 +243,8 @@ struct Earley<'a> {
     /// cell in `ends` and `temp cell` the length of the temporary arena
     /// then; waiting cells from then on already saw it.
     wakes: Vec<(u32, u32, u32, u32, u32)>,
+    /// Scratch: the stack of [`Earley::predict`]'s depth-first walk.
+    predicting: Vec<(u32, u32)>,
     /// What the tables may grow to.
     ceiling: Ceiling,
 }
@@ -663,6 +665,7 @@ fn search_in<'a>(
             },
         },
         wakes: Vec::new(),
+        predicting: Vec::new(),
         ceiling,
         is_start: match s.base {
             Some(b) => std::borrow::Cow::Borrowed(&b.is_start[..]),
@@ -691,7 +694,7 @@ fn search_in<'a>(
                 e.is_start.to_mut()[q as usize] = true;
             }
             for q in starts {
-                e.predict(q, g.start)?;
+                e.predict(q, g.start, budget)?;
             }
         }
         Some(base) => {
@@ -805,6 +808,7 @@ fn search_in<'a>(
             }
         } else {
             e.wait(it, budget)?;
+            e.predict(j, y, budget)?;
         }
     }
     let mut own = e.own;
@@ -899,7 +903,7 @@ impl Earley<'_> {
 
     /// Item `it` (at an own state, a nonterminal after its dot) waits
     /// there: completions already known advance it now, later ones when
-    /// they wake its list.
+    /// they wake its list. The caller predicts the nonterminal.
     fn wait(&mut self, it: u64, budget: &mut Budget) -> Result<()> {
         let (prod, dot, origin, j) = unitem(it);
         let y = self.g.prods[prod as usize].1[dot as usize];
@@ -925,7 +929,6 @@ impl Earley<'_> {
             self.advance(prod, dot, origin, k as u32)?;
             i = next;
         }
-        self.predict(j, y)?;
         Ok(())
     }
 
@@ -1038,7 +1041,20 @@ impl Earley<'_> {
         self.own.work.push(key, it)
     }
 
-    fn predict(&mut self, j: u32, a: u32) -> Fits {
+    /// Predicts `a` at `j`: its productions that may start there, with the
+    /// dot at 0.
+    ///
+    /// Those that begin with a nonterminal `B` do not go to the worklist:
+    /// all such an item does when handed out is wait for `B` (and predict
+    /// it), so it does that here, depth first — `B`'s productions before
+    /// `a`'s next one. Over half of a C++ check's items are of this kind;
+    /// besides their pushes and pops, predicting depth first reaches the
+    /// goal with fewer items (HumanEval-X functions: about 1,160 → 970
+    /// waiting items and 1,460 → 1,020 completions per check, 107 → 77 µs
+    /// in `check_loop`). The depth first walk keeps its own stack of
+    /// nonterminals with the next production to look at, not the call
+    /// stack: a chain of first nonterminals may be as long as the grammar.
+    fn predict(&mut self, j: u32, a: u32, budget: &mut Budget) -> Result<()> {
         if !self.own.predicted.insert(self.side(j, a))? {
             return Ok(());
         }
@@ -1046,24 +1062,42 @@ impl Earley<'_> {
         let w = g.term_words;
         let local = (j - self.off) as usize;
         let out = local * w..(local + 1) * w;
-        for &p in &g.prods_of[a as usize] {
+        let mut stack = std::mem::take(&mut self.predicting);
+        stack.clear();
+        self.ceiling.push(&mut stack, (a, 0))?;
+        while let Some(top) = stack.last_mut() {
+            let (a, next) = *top;
+            let Some(&p) = g.prods_of[a as usize].get(next as usize) else {
+                stack.pop();
+                continue;
+            };
+            top.1 += 1;
             if !g.may_start(p, &self.own.out[out.clone()]) {
                 // It could never scan or complete here (FIRST-set filter).
                 continue;
             }
-            if g.prods[p as usize].2 == 0 {
+            let (_, rhs, len) = g.prods[p as usize];
+            if len == 0 {
                 // Only at `j`, not along ε-moves from it: every item that
                 // waits at `j` after a terminal also waits at the states
                 // its ε-moves reach, and predicts there; so no triple needs
                 // to start with an ε-move, and every triple's word is
                 // nonempty or its ends equal — the triples phase 2 builds.
                 self.complete(j, a, j)?;
+            } else if rhs[0] >= g.n_terms {
+                // Charged as the worklist's items are.
+                budget.spend(1)?;
+                self.wait(item(p, 0, j, j), budget)?;
+                if self.own.predicted.insert(self.side(j, rhs[0]))? {
+                    self.ceiling.push(&mut stack, (rhs[0], 0))?;
+                }
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
                 self.push_work(j, j, item(p, 0, j, j))?;
             }
         }
+        self.predicting = stack;
         Ok(())
     }
 
