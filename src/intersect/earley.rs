@@ -243,6 +243,8 @@ struct Earley<'a> {
     /// cell in `ends` and `temp cell` the length of the temporary arena
     /// then; waiting cells from then on already saw it.
     wakes: Vec<(u32, u32, u32, u32, u32)>,
+    /// Searching a [`Tail`] (no log of scanned terminals).
+    tail: bool,
     /// Scratch: the stack of [`Earley::predict`]'s depth-first walk.
     predicting: Vec<(u32, u32)>,
     /// What the tables may grow to.
@@ -666,6 +668,7 @@ fn search_in<'a>(
         },
         wakes: Vec::new(),
         predicting: Vec::new(),
+        tail: s.tail,
         ceiling,
         is_start: match s.base {
             Some(b) => std::borrow::Cow::Borrowed(&b.is_start[..]),
@@ -779,33 +782,7 @@ fn search_in<'a>(
         let (_, rhs, _) = g.prods[prod as usize];
         let y = rhs[dot as usize];
         if y < g.n_terms {
-            if !s.tail {
-                let at = e.chart.scan_index(j, y);
-                e.chart.scanned.insert(at)?;
-            }
-            let off = e.off;
-            let local = (j - off) as usize;
-            if e.record.get(local).copied().unwrap_or(false) {
-                e.scans.entry(j).or_default().push(it);
-            }
-            let es = dfa.edges(local as u32);
-            let from = es.partition_point(|&(t, _)| t < y);
-            let to = es[from..].iter().take_while(|&&(t, _)| t == y);
-            if to.clone().all(|&(_, k)| dfa.eps(k).is_empty()) {
-                for &(_, k) in to {
-                    e.advance(prod, dot, origin, off + k)?;
-                }
-            } else {
-                // A terminal lands on its targets and on every state their
-                // ε-moves reach (each once); completions then end on all
-                // of them, so the ends of triples (and where items wait)
-                // are closed under ε-moves and nothing else follows them.
-                let land = e.close(to.map(|&(_, k)| k), budget)?;
-                for &k in &land {
-                    e.advance(prod, dot, origin, k)?;
-                }
-                e.closure = land;
-            }
+            e.scan(it, budget)?;
         } else {
             e.wait(it, budget)?;
             e.predict(j, y, budget)?;
@@ -899,6 +876,42 @@ impl Earley<'_> {
             land.iter_mut().for_each(|k| *k += self.off);
         }
         Ok(land)
+    }
+
+    /// Item `it` (at an own state, a terminal after its dot) moves over
+    /// the terminal along the automaton's edges.
+    fn scan(&mut self, it: u64, budget: &mut Budget) -> Result<()> {
+        let (prod, dot, origin, j) = unitem(it);
+        let y = self.g.prods[prod as usize].1[dot as usize];
+        if !self.tail {
+            let at = self.chart.scan_index(j, y);
+            self.chart.scanned.insert(at)?;
+        }
+        let dfa = self.dfa;
+        let off = self.off;
+        let local = (j - off) as usize;
+        if self.record.get(local).copied().unwrap_or(false) {
+            self.scans.entry(j).or_default().push(it);
+        }
+        let es = dfa.edges(local as u32);
+        let from = es.partition_point(|&(t, _)| t < y);
+        let to = es[from..].iter().take_while(|&&(t, _)| t == y);
+        if to.clone().all(|&(_, k)| dfa.eps(k).is_empty()) {
+            for &(_, k) in to {
+                self.advance(prod, dot, origin, off + k)?;
+            }
+        } else {
+            // A terminal lands on its targets and on every state their
+            // ε-moves reach (each once); completions then end on all
+            // of them, so the ends of triples (and where items wait)
+            // are closed under ε-moves and nothing else follows them.
+            let land = self.close(to.map(|&(_, k)| k), budget)?;
+            for &k in &land {
+                self.advance(prod, dot, origin, k)?;
+            }
+            self.closure = land;
+        }
+        Ok(())
     }
 
     /// Item `it` (at an own state, a nonterminal after its dot) waits
