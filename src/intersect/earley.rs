@@ -1080,7 +1080,7 @@ impl Earley<'_> {
         self.ceiling.push(&mut stack, (a, 0))?;
         while let Some(top) = stack.last_mut() {
             let (a, next) = *top;
-            let Some(&p) = g.prods_of[a as usize].get(next as usize) else {
+            let Some(&p) = g.prods_of(a).get(next as usize) else {
                 stack.pop();
                 continue;
             };
