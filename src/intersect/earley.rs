@@ -1080,10 +1080,12 @@ impl Earley<'_> {
         self.ceiling.push(&mut stack, (a, 0))?;
         while let Some(top) = stack.last_mut() {
             let (a, next) = *top;
-            let Some(&p) = g.prods_of(a).get(next as usize) else {
+            let ps = g.prods_of(a);
+            let p = ps.start + next;
+            if p >= ps.end {
                 stack.pop();
                 continue;
-            };
+            }
             top.1 += 1;
             if !g.may_start(p, &self.own.out[out.clone()]) {
                 // It could never scan or complete here (FIRST-set filter).

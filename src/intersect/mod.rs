@@ -110,12 +110,13 @@ pub struct Intersector {
     nullable: Vec<bool>,
     /// Productions as `(lhs, rhs)`, rhs of length 0, 1 or 2 (`NONE` padded).
     prods: Vec<(u32, [u32; 2], u8)>,
-    /// Per symbol `a`: its production indices,
-    /// `prods_by_lhs[prods_at[a]..prods_at[a + 1]]` (one array: a
-    /// prediction reads them right after a decoder's forward pass has
-    /// evicted the caches, and a `Vec` per symbol was a miss more each).
+    /// Per symbol `a`: its productions are `prods_at[a]..prods_at[a + 1]`
+    /// (`prods` is sorted by left-hand side: a prediction reads a symbol's
+    /// productions and their FIRST sets right after a decoder's forward
+    /// pass has evicted the caches, and each run of memory is a miss or
+    /// two; a `Vec` of indices per symbol, then one array of them, were
+    /// more).
     prods_at: Vec<u32>,
-    prods_by_lhs: Vec<u32>,
     /// Phase 2: for symbol X, productions `A → X Y` as `(A, Y)`.
     by_left: Vec<Vec<(u32, u32)>>,
     /// Phase 2: for symbol Y, productions `A → X Y` as `(A, X)`.
@@ -173,18 +174,16 @@ impl Intersector {
         for &a in &cfg.epsilon {
             prods.push((n_terms + a.0, [u32::MAX; 2], 0));
         }
+        // By left-hand side (stably: a symbol's productions keep their
+        // order), so that a symbol's productions and their FIRST sets are
+        // each one run of memory.
+        prods.sort_by_key(|p| p.0);
         let mut prods_at = vec![0u32; n_syms as usize + 1];
         for p in &prods {
             prods_at[p.0 as usize + 1] += 1;
         }
         for a in 0..n_syms as usize {
             prods_at[a + 1] += prods_at[a];
-        }
-        let mut prods_by_lhs = vec![0u32; prods.len()];
-        let mut fill = prods_at.clone();
-        for (i, p) in prods.iter().enumerate() {
-            prods_by_lhs[fill[p.0 as usize] as usize] = i as u32;
-            fill[p.0 as usize] += 1;
         }
         // Nullable symbols, by fixpoint.
         let mut nullable = vec![false; n_syms as usize];
@@ -234,7 +233,6 @@ impl Intersector {
             nullable,
             prods,
             prods_at,
-            prods_by_lhs,
             by_left,
             by_right,
             by_unit,
@@ -245,11 +243,10 @@ impl Intersector {
         }
     }
 
-    /// The indices of `a`'s productions, ascending.
+    /// The indices of `a`'s productions.
     #[inline]
-    pub(crate) fn prods_of(&self, a: u32) -> &[u32] {
-        &self.prods_by_lhs
-            [self.prods_at[a as usize] as usize..self.prods_at[a as usize + 1] as usize]
+    pub(crate) fn prods_of(&self, a: u32) -> std::ops::Range<u32> {
+        self.prods_at[a as usize]..self.prods_at[a as usize + 1]
     }
 
     /// Whether symbol `x` may derive a word at a state whose outgoing
