@@ -27,6 +27,12 @@
 //! slower (a few ran out of budget); the front door uses it as a second
 //! try when a canvas's search runs long (`Config::long_search_per_state`).
 //!
+//! Items with the dot at 0 before a nonterminal never enter the worklist:
+//! a prediction makes them wait (and predicts their nonterminal) at once,
+//! depth first along chains of first nonterminals ([`Earley::predict`]),
+//! which on C++ functions reaches the goal with about a third fewer
+//! completions than handing them out in the worklist's order.
+//!
 //! No set of items is kept: an item with the dot after its first symbol is
 //! made by exactly one (dot-0 item, edge) or (dot-0 item, completed triple)
 //! pair, because dot-0 items are made once per prediction, edges and triples
