@@ -201,7 +201,12 @@ pub trait TextCodec {
     /// set of lexer states (27 ms for Qwen2's 151,667 tokens on the README's
     /// 2-core machine, once instead of per infill).
     fn vocabulary(&self, n: usize) -> std::sync::Arc<crate::mask::Vocabulary> {
-        let tokens: Vec<&[u8]> = (0..n as u32).map(|id| self.token_bytes(id)).collect();
-        std::sync::Arc::new(crate::mask::Vocabulary::new(&tokens))
+        std::sync::Arc::new(vocabulary_of(self, n))
     }
+}
+
+/// The trie of `codec`'s ids `0..n` (what [`TextCodec::vocabulary`] gives).
+pub(crate) fn vocabulary_of<C: TextCodec + ?Sized>(codec: &C, n: usize) -> crate::mask::Vocabulary {
+    let tokens: Vec<&[u8]> = (0..n as u32).map(|id| codec.token_bytes(id)).collect();
+    crate::mask::Vocabulary::new(&tokens)
 }

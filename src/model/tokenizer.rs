@@ -350,8 +350,7 @@ impl TextCodec for Tokenizer {
         match &*kept {
             Some((m, v)) if *m == n => v.clone(),
             _ => {
-                let tokens: Vec<&[u8]> = (0..n as u32).map(|id| self.token_bytes(id)).collect();
-                let v = Arc::new(Vocabulary::new(&tokens));
+                let v = Arc::new(super::vocabulary_of(self, n));
                 *kept = Some((n, v.clone()));
                 v
             }
