@@ -14,7 +14,11 @@
 //! `CHECK_LOOP_WITNESS=1` in the environment it runs `completable` instead.
 //! With `CHECK_LOOP_EVICT=MB` it writes and reads a buffer of that many
 //! MiB between checks (untimed), so each check starts with cold caches, as
-//! one does inside a decoder after the model's forward pass.
+//! one does inside a decoder after the model's forward pass. With
+//! `CHECK_LOOP_BETWEEN=1` it runs `completable` on each case (untimed)
+//! before its check, and with `CHECK_LOOP_RECOGNIZE=1` as well the
+//! recognizer on the completion, as `cdiff bench` does between its cases
+//! (what makes that benchmark's checks slower than this loop's).
 
 use std::time::Instant;
 
@@ -80,6 +84,11 @@ fn main() {
             })
             .collect();
         let witness = std::env::var_os("CHECK_LOOP_WITNESS").is_some_and(|v| v == "1");
+        let between = std::env::var_os("CHECK_LOOP_BETWEEN").is_some_and(|v| v == "1");
+        let recognizer = match std::env::var_os("CHECK_LOOP_RECOGNIZE").is_some_and(|v| v == "1") {
+            true => Some(cdiff::recognize::Recognizer::new(&g).map_err(|e| e.to_string())?),
+            false => None,
+        };
         let evict: usize = std::env::var("CHECK_LOOP_EVICT")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -92,6 +101,14 @@ fn main() {
                 for (i, x) in junk.iter_mut().enumerate() {
                     *x = x.wrapping_add(i as u64);
                     sink ^= *x;
+                }
+                if between {
+                    let v = c.completable(p).map_err(|e| e.to_string())?;
+                    if let (Some(r), Some(done)) = (&recognizer, v.completion()) {
+                        r.accepts(&done.text).map_err(|e| e.to_string())?;
+                        r.swallowed_text(p, &done.fills)
+                            .map_err(|e| e.to_string())?;
+                    }
                 }
                 let t = Instant::now();
                 if witness {

@@ -519,6 +519,10 @@ pub struct InsertionStats {
     /// Full checks answered "no" by the fixed text after the last hole
     /// alone (many holes before the point).
     pub by_end: usize,
+    /// Rows searched on the start state's automaton of the text after the
+    /// point, their last lexeme ending at the point (it cannot go on into
+    /// that text), instead of an automaton of their own.
+    pub ended: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -1007,16 +1011,20 @@ impl<'c> Insertion<'c> {
             return Ok(Some(false));
         }
         // A lexeme in `l₁` that can only end where it stands, as
-        // terminals `X`: `right` is read from the start state after one
-        // of them (see [`ends_in_place`]), on the start state's tail.
+        // terminals `X` or skipped: `right` is read from the start state
+        // after it (see [`ends_in_place`]), on the start state's tail.
         let lx = c.lexer();
-        let ended = ends_in_place(lx, l1);
-        let via_start = match ended {
-            Some(_) => !tail_from(&mut pre.right, c, &self.right, lx.start)?.accepts_empty(),
-            None => false,
-        };
-        let (l1, before) = match (via_start, ended) {
-            (true, Some(set)) => (lx.start, Some(&term_sets[set as usize][..])),
+        let (l1, before) = match ends_in_place(lx, &self.right, l1) {
+            Some(Ends::Skipped) => {
+                self.stats.ended += 1;
+                (lx.start, None)
+            }
+            Some(Ends::Emits(set))
+                if !tail_from(&mut pre.right, c, &self.right, lx.start)?.accepts_empty() =>
+            {
+                self.stats.ended += 1;
+                (lx.start, Some(&term_sets[set as usize][..]))
+            }
             _ => (l1, None),
         };
         let r = tail_from(&mut pre.right, c, &self.right, l1)?;
@@ -1356,30 +1364,65 @@ fn tail_from<'t>(
     })
 }
 
-/// The terminal set `X` (an id of `lx.term_sets`) of the lexeme in
-/// progress in `l1` when it can only end where it stands — nothing read
-/// after it extends it (its hole closure is `l1` alone), it is not
-/// skipped, and the lexer is in its start state after it (`;`, `(`, `)`,
-/// …). Then `right` read from `l1` is `X` followed by `right` read from
-/// the start state, so rows ending in such states share the start state's
-/// automaton of `right` and its kept chart: in a C++ mask over Qwen2's
-/// vocabulary about half of the lexer states `l₁` rows end in are such,
-/// each with its own automaton and chart before.
-fn ends_in_place(lx: &crate::lexer::Lexer, l1: u32) -> Option<u32> {
+/// How the lexeme in progress in `l1` ends when it can only end where it
+/// stands, read before `right` (see [`ends_in_place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ends {
+    /// As one of the terminals of set `X` (an id of `lx.term_sets`).
+    Emits(u32),
+    /// Skipped (an ignored lexeme: whitespace, a comment), emitting
+    /// nothing.
+    Skipped,
+}
+
+/// How the lexeme in progress in `l1` ends, when, read before `right`, it
+/// can only end where it stands and `right` is then read as from the
+/// lexer's start state: nothing read after it extends it (its hole closure
+/// is `l1` alone, or `right` begins with a byte it cannot go on with); it
+/// is either a terminal or skipped, not both; and the lexer is in its
+/// start state after it (`;`, `(`, `)`, …), or in a state that reads
+/// `right`'s first byte as the start state does (the state after an
+/// identifier or a space, which only remembers what the next lexeme may
+/// not begin with). Then `right` read from `l1` is `X`, or nothing,
+/// followed by `right` read from the start state, so rows ending in such
+/// states share the start state's automaton of `right` and its kept chart:
+/// in a C++ mask over Qwen2's vocabulary about half of the lexer states
+/// `l₁` rows end in are such (hole closure alone), each with its own
+/// automaton and chart before; before fixed text, every identifier-like
+/// state (one per keyword it may still become) and every space before
+/// punctuation.
+fn ends_in_place(lx: &crate::lexer::Lexer, right: &Partial, l1: u32) -> Option<Ends> {
     let l = l1 as usize;
+    let first = match right.segments().first() {
+        Some(Segment::Text(t)) => t.first().copied(),
+        _ => None,
+    };
+    let alone = || {
+        lx.hole_closure(l1)
+            .iter()
+            .map(|w| w.count_ones())
+            .sum::<u32>()
+            == 1
+    };
+    let after = lx.emit[l];
+    let as_start = match first {
+        _ if after == lx.start => true,
+        Some(b) => lx.can_end(l1) && lx.next(after, b) == lx.next(lx.start, b),
+        None => false,
+    };
+    let cut = match first {
+        Some(b) => lx.dies_on(l1, b),
+        None => alone(),
+    };
+    if l1 == lx.start || !as_start || !cut {
+        return None;
+    }
     let set = lx.emit_terms[l];
-    let alone = lx
-        .hole_closure(l1)
-        .iter()
-        .map(|w| w.count_ones())
-        .sum::<u32>()
-        == 1;
-    let ends = l1 != lx.start
-        && alone
-        && lx.emit[l] == lx.start
-        && !lx.skippable[l]
-        && !lx.term_sets[set as usize].is_empty();
-    ends.then_some(set)
+    match (lx.skippable[l], lx.term_sets[set as usize].is_empty()) {
+        (false, false) => Some(Ends::Emits(set)),
+        (true, true) => Some(Ends::Skipped),
+        _ => None,
+    }
 }
 
 /// The frontier states of lexer state `l0` in `at` (sorted pairs).

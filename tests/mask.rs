@@ -266,6 +266,57 @@ fn cpp_mask_after_many_holes_equals_checks() {
     assert!(allowed > 0);
 }
 
+#[test]
+fn cpp_mask_before_fixed_text_equals_checks() {
+    // A diffusion canvas's position just before committed text: `right`
+    // begins with fixed bytes. Half of the points are inside an identifier
+    // or keyword (the lexeme a token ends in may go on into `right`), half
+    // before punctuation or a space (it cannot: the rows share the start
+    // state's automaton of `right`, `InsertionStats::ended`).
+    let (c, rec) = common::cpp::compiled();
+    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .map(|p| p.text.into_bytes())
+        .filter(|d| d.len() > 200)
+        .take(6)
+        .collect();
+    let mut rng = SplitMix64::new(11);
+    let tokens = vocabulary(&docs, 400, &mut rng);
+    let vocab = Vocabulary::new(&tokens);
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let (mut ended, mut allowed, mut inside) = (0, 0, 0);
+    for (k, doc) in docs.iter().enumerate() {
+        let mid_word = k % 2 == 0;
+        let cuts: Vec<usize> = (1..doc.len())
+            .filter(|&i| match mid_word {
+                true => word(doc[i - 1]) && word(doc[i]),
+                false => !word(doc[i]),
+            })
+            .collect();
+        for _ in 0..2 {
+            let at = cuts[rng.below(cuts.len() as u64) as usize];
+            inside += usize::from(mid_word);
+            let left = Partial::new().text(&doc[..at]);
+            let right = Partial::new().text(&doc[at..]);
+            let mut point = Insertion::new(&c, &left, &right).unwrap();
+            let mask = point.mask(&vocab).unwrap();
+            ended += point.stats().ended;
+            for (id, t) in tokens.iter().enumerate() {
+                let want = oracle(&c, &left, t, &right, &[]);
+                assert_eq!(
+                    mask[id],
+                    want,
+                    "token {:?} at {left:?} | {right:?}",
+                    String::from_utf8_lossy(t)
+                );
+                allowed += want as usize;
+            }
+        }
+    }
+    eprintln!("{ended} rows ended before `right`; {allowed} tokens allowed");
+    assert!(inside > 0 && ended > 0 && allowed > 0);
+}
+
 /// An autoregressive loop over `docs` (at most `n_docs`): the point
 /// advances over each document's bytes in token-sized steps, with
 /// `right` after it; at each step `allows` equals the oracle on `cands`
@@ -536,7 +587,10 @@ fn qwen2_vocabulary_mask_cost() {
         ("cpp", common::cpp::grammar(), cpp_docs),
     ];
     // CDIFF_MASK_ONLY=json|cpp: one grammar; CDIFF_MASK_POINTS=N: N points
-    // (30).
+    // (30); CDIFF_MASK_RIGHT=text: the point directly before the rest of
+    // the document (a diffusion canvas's position before committed text)
+    // instead of before a hole of 8 bytes and the rest.
+    let before_text = std::env::var("CDIFF_MASK_RIGHT").is_ok_and(|v| v == "text");
     let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
     let points: usize = std::env::var("CDIFF_MASK_POINTS")
         .ok()
@@ -553,7 +607,10 @@ fn qwen2_vocabulary_mask_cost() {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
             let at = rng.below(doc.len() as u64 + 1) as usize;
             let left = Partial::new().text(&doc[..at]);
-            let right = Partial::new().hole().text(&doc[(at + 8).min(doc.len())..]);
+            let right = match before_text {
+                true => Partial::new().text(&doc[at..]),
+                false => Partial::new().hole().text(&doc[(at + 8).min(doc.len())..]),
+            };
             let t0 = Instant::now();
             let mut ins = Insertion::new(&c, &left, &right).unwrap();
             let mask = ins.mask(&vocab).unwrap();

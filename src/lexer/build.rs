@@ -416,6 +416,20 @@ impl Lexer {
         self.step[l as usize * self.dfa.n_classes + self.dfa.class_of[b as usize] as usize]
     }
 
+    /// Whether the lexeme in progress in L-state `l` can end here (as a
+    /// terminal or skipped).
+    #[inline]
+    pub(crate) fn can_end(&self, l: u32) -> bool {
+        self.emit[l as usize] != LDEAD
+    }
+
+    /// Whether the lexeme in progress in L-state `l` cannot go on with
+    /// byte `b` (it must end, or be skipped, before `b`).
+    #[inline]
+    pub(crate) fn dies_on(&self, l: u32, b: u8) -> bool {
+        self.next(l, b) == LDEAD
+    }
+
     /// Successor of `l` on byte class `c`.
     #[inline]
     pub(crate) fn next_class(&self, l: u32, c: usize) -> u32 {
