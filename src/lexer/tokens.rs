@@ -662,6 +662,7 @@ impl TokenNfa {
             carry_sets: Vec::new(),
             costs: FxMap::default(),
             row: Vec::new(),
+            chunk: Vec::new(),
         };
         let ceiling = budget.ceiling();
         // Room for about as many states as positions and four edges each
@@ -670,19 +671,23 @@ impl TokenNfa {
         let hint = (end as usize).min(PRESIZE_MAX);
         let mut nodes = Nodes {
             kinds: Vec::new(),
-            ids: FxMap::default(),
+            confs: Vec::new(),
+            chunk_ids: FxMap::default(),
+            same_hash: Vec::new(),
             hole_ids: FxMap::default(),
             ceiling,
         };
         ceiling.reserve(&mut nodes.kinds, hint)?;
+        ceiling.reserve(&mut nodes.same_hash, hint)?;
         ceiling.admit(hint.saturating_mul(40))?;
-        nodes.ids.reserve(hint / 2);
+        nodes.chunk_ids.reserve(hint / 2);
         nodes.hole_ids.reserve(hint / 2);
         // Node 0: a virtual start with ε-moves to the start closure's states.
         nodes.kinds.push(Node::Start);
+        nodes.same_hash.push(NO_NODE);
         let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
-        let start_set = b.closure(&seeds, budget)?;
-        let start_targets = nodes.intern_set(start_set, &mut view, &mut b, max_states)?;
+        b.closure(&seeds, budget)?;
+        let start_targets = nodes.intern_set(&mut view, &mut b, max_states)?;
         let mut em = Emitter {
             memo: FxMap::default(),
             buckets: vec![Confs::new(); lexer.n_terms],
@@ -709,8 +714,8 @@ impl TokenNfa {
                     edges.push_row(start_targets.iter().map(|&(n, _)| (EPS, n)));
                     continue;
                 }
-                Node::Chunk(set) => {
-                    for &c in set {
+                &Node::Chunk(at, n) => {
+                    for &c in nodes.chunk(at, n) {
                         let (p, l) = unpack(c);
                         if prefix && p == end {
                             // The lexeme in progress at the end of a
@@ -758,8 +763,7 @@ impl TokenNfa {
                         let target = match last {
                             Some((n, u, target)) if n == next && u == used => target,
                             _ => {
-                                let target =
-                                    nodes.intern(Node::Hole(p, next, used, 0), max_states)?;
+                                let target = nodes.intern_hole((p, next, used, 0), max_states)?;
                                 last = Some((next, used, target));
                                 target
                             }
@@ -781,8 +785,8 @@ impl TokenNfa {
                                 .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
                         conf(p + 1, if began_here { l | TAG } else { l })
                     }));
-                    let after = b.exit_closure(p, &exit_seeds, budget)?;
-                    let after = nodes.intern_set(after, &mut view, &mut b, max_states)?;
+                    b.exit_closure(p, &exit_seeds, budget)?;
+                    let after = nodes.intern_set(&mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
                     // Two parts of a closure can be one state (a part
                     // that began in an earlier hole and one that did not):
@@ -818,15 +822,9 @@ impl TokenNfa {
                 .saturating_mul(160)
                 .saturating_add(n_edges.saturating_mul(24)),
         )?;
-        let spans: Vec<Span> = nodes.kinds.iter().map(Node::span).collect();
+        let spans: Vec<Span> = nodes.kinds.iter().map(|n| nodes.span(n)).collect();
         if prefix {
-            return Ok(Built::Prefix(raw_prefix(
-                &nodes.kinds,
-                finals,
-                edges,
-                spans,
-                end,
-            )));
+            return Ok(Built::Prefix(raw_prefix(&nodes, finals, edges, spans, end)));
         }
         Ok(Built::Whole(trim(&finals, &edges, &spans, &b.costs)))
     }
@@ -929,16 +927,16 @@ pub(crate) struct Frontier {
 
 /// The raw automaton of a prefix (see [`Frontier`]).
 fn raw_prefix(
-    kinds: &[Node],
+    nodes: &Nodes,
     finals: Vec<bool>,
     edges: Rows<(u32, u32)>,
     spans: Vec<Span>,
     end: u32,
 ) -> Frontier {
     let mut at = Vec::new();
-    for (id, k) in kinds.iter().enumerate() {
-        if let Node::Chunk(set) = k {
-            for &c in set {
+    for (id, k) in nodes.kinds.iter().enumerate() {
+        if let &Node::Chunk(a, n) = k {
+            for &c in nodes.chunk(a, n) {
                 let (p, l) = unpack(c);
                 if p == end {
                     at.push((l, id as u32));
@@ -1126,9 +1124,8 @@ impl Closing<'_, '_, '_> {
     /// The states the lexemes begun at `seeds` lead to: their closure,
     /// interned (with the bytes a part swallowed to get there).
     fn targets(&mut self, seeds: &[Conf]) -> Result<Targets> {
-        let set = self.b.closure(seeds, self.budget)?;
-        self.nodes
-            .intern_set(set, self.view, self.b, self.max_states)
+        self.b.closure(seeds, self.budget)?;
+        self.nodes.intern_set(self.view, self.b, self.max_states)
     }
 }
 
@@ -1150,8 +1147,9 @@ fn sort_dedup(items: &mut Vec<(u32, u32)>, from: usize) {
 enum Node {
     /// The virtual start.
     Start,
-    /// A set of chunk configurations (determinised within the chunk).
-    Chunk(Confs),
+    /// A set of chunk configurations (determinised within the chunk):
+    /// `n` of them from offset `at` of [`Nodes`]'s arena.
+    Chunk(u32, u32),
     /// A hole position, a closed set of lexer states (id in the check's
     /// [`HoleView`]), in a limited hole the bytes spent so far, and, in a
     /// weighed build, which lexemes in progress entered the hole from
@@ -1209,28 +1207,20 @@ impl Spent {
     }
 }
 
-impl Node {
-    /// A key that never decreases along an edge and is equal only for states
-    /// of one hole (the only cycles): positions advance by at least one byte
-    /// between emissions in chunks.
-    /// The positions where this state's terminals are emitted: a chunk
-    /// state emits from its configurations (kept only if they can emit or
-    /// end), a hole state inside its hole.
-    fn span(&self) -> Span {
-        match self {
-            Node::Start => NO_SPAN,
-            Node::Chunk(set) => set
-                .iter()
-                .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
-            &Node::Hole(p, _, _, _) => (p, p),
-        }
-    }
-}
+/// No state (the end of a [`Nodes::same_hash`] chain).
+const NO_NODE: u32 = u32::MAX;
 
 struct Nodes {
     kinds: Vec<Node>,
-    /// Chunk (and start) states by their configurations.
-    ids: FxMap<Node, u32>,
+    /// The configurations of every chunk state, one after another.
+    confs: Vec<Conf>,
+    /// Chunk states by the hash of their configurations: the last one made
+    /// with that hash, the others chained by `same_hash` (a state per
+    /// hash, nearly always).
+    chunk_ids: FxMap<u64, u32>,
+    /// Per state: the chunk state made before it with the same hash
+    /// ([`NO_NODE`]: none, or not a chunk state).
+    same_hash: Vec<u32>,
     /// Hole states by (position, set, bytes spent, carry set): a smaller
     /// key, and most lookups are of hole states (one per terminal a hole
     /// state emits).
@@ -1239,14 +1229,57 @@ struct Nodes {
 }
 
 impl Nodes {
-    fn intern(&mut self, n: Node, max_states: usize) -> Result<u32> {
-        let found = match &n {
-            &Node::Hole(p, set, used, carry) => self.hole_ids.get(&(p, set, used.0, carry)),
-            n => self.ids.get(n),
-        };
-        if let Some(&id) = found {
-            return Ok(id);
+    /// The configurations of chunk state `Chunk(at, n)`.
+    fn chunk(&self, at: u32, n: u32) -> &[Conf] {
+        &self.confs[at as usize..(at + n) as usize]
+    }
+
+    /// A key that never decreases along an edge and is equal only for states
+    /// of one hole (the only cycles): positions advance by at least one byte
+    /// between emissions in chunks.
+    /// The positions where this state's terminals are emitted: a chunk
+    /// state emits from its configurations (kept only if they can emit or
+    /// end), a hole state inside its hole.
+    fn span(&self, node: &Node) -> Span {
+        match *node {
+            Node::Start => NO_SPAN,
+            Node::Chunk(at, n) => self
+                .chunk(at, n)
+                .iter()
+                .fold(NO_SPAN, |acc, &c| join(acc, (unpack(c).0, unpack(c).0))),
+            Node::Hole(p, _, _, _) => (p, p),
         }
+    }
+
+    /// The chunk state of configurations `set` (sorted), made if new.
+    fn intern_chunk(&mut self, set: &[Conf], max_states: usize) -> Result<u32> {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::hash::FxHasher::default();
+        set.hash(&mut h);
+        let h = h.finish();
+        let mut found = self.chunk_ids.get(&h).copied().unwrap_or(NO_NODE);
+        while found != NO_NODE {
+            if let Node::Chunk(at, n) = self.kinds[found as usize] {
+                if self.chunk(at, n) == set {
+                    return Ok(found);
+                }
+            }
+            found = self.same_hash[found as usize];
+        }
+        let id = self.new_id(max_states)?;
+        let at = self.confs.len() as u32;
+        self.ceiling.reserve(&mut self.confs, set.len())?;
+        self.confs.extend_from_slice(set);
+        self.ceiling.room_in_map(&self.chunk_ids)?;
+        let before = self.chunk_ids.insert(h, id).unwrap_or(NO_NODE);
+        self.ceiling.push(&mut self.same_hash, before)?;
+        self.ceiling
+            .push(&mut self.kinds, Node::Chunk(at, set.len() as u32))?;
+        Ok(id)
+    }
+
+    /// The id of the next state made, within `max_states`.
+    fn new_id(&self, max_states: usize) -> Result<u32> {
         if self.kinds.len() >= max_states {
             return Err(Error::limit(
                 Limit::PartialStates,
@@ -1257,18 +1290,24 @@ impl Nodes {
                 ),
             ));
         }
-        let id = self.kinds.len() as u32;
-        match n {
-            Node::Hole(p, set, used, carry) => {
-                self.ceiling.room_in_map(&self.hole_ids)?;
-                self.hole_ids.insert((p, set, used.0, carry), id);
-            }
-            _ => {
-                self.ceiling.room_in_map(&self.ids)?;
-                self.ids.insert(n.clone(), id);
-            }
+        Ok(self.kinds.len() as u32)
+    }
+
+    /// The hole state `Hole(p, set, used, carry)`, made if new.
+    fn intern_hole(
+        &mut self,
+        (p, set, used, carry): (u32, u32, Spent, u32),
+        max_states: usize,
+    ) -> Result<u32> {
+        if let Some(&id) = self.hole_ids.get(&(p, set, used.0, carry)) {
+            return Ok(id);
         }
-        self.ceiling.push(&mut self.kinds, n)?;
+        let id = self.new_id(max_states)?;
+        self.ceiling.room_in_map(&self.hole_ids)?;
+        self.hole_ids.insert((p, set, used.0, carry), id);
+        self.ceiling.push(&mut self.same_hash, NO_NODE)?;
+        self.ceiling
+            .push(&mut self.kinds, Node::Hole(p, set, used, carry))?;
         Ok(id)
     }
 
@@ -1278,14 +1317,13 @@ impl Nodes {
     /// hole (weighed builds) weighs the chunk they read to get there.
     fn intern_set(
         &mut self,
-        chunk: Confs,
         view: &mut HoleView<'_>,
         b: &mut Builder<'_>,
         max_states: usize,
     ) -> Result<Targets> {
         let mut out = Targets::new();
-        if !chunk.is_empty() {
-            out.push((self.intern(Node::Chunk(chunk), max_states)?, 0));
+        if !b.chunk.is_empty() {
+            out.push((self.intern_chunk(&b.chunk, max_states)?, 0));
         }
         let w = b.lx.words;
         for i in 0..b.holes.len() {
@@ -1298,8 +1336,8 @@ impl Nodes {
                 (false, true) => (b.intern_carry(i, &view.bits(id), self.ceiling)?, 0),
                 (false, false) => (0, 0),
             };
-            let node = Node::Hole(p, id, used, from_before);
-            out.push((self.intern(node, max_states)?, cost));
+            let node = (p, id, used, from_before);
+            out.push((self.intern_hole(node, max_states)?, cost));
         }
         Ok(out)
     }
@@ -1504,6 +1542,10 @@ struct Builder<'a> {
     costs: FxMap<(u32, u32, u32), u32>,
     /// Scratch for [`Emitter::close_tagged`].
     row: Vec<(u32, u32, u32)>,
+    /// The chunk part of the last closure ([`Builder::closure`]): its
+    /// configurations that can emit or end, sorted (one buffer for every
+    /// closure of a build; a state keeps a copy in [`Nodes`]'s arena).
+    chunk: Vec<Conf>,
 }
 
 impl Builder<'_> {
@@ -1622,7 +1664,7 @@ impl Builder<'_> {
     /// left a hole before the same text in an earlier build (the budget is
     /// charged what the closure spent then, so answers and budget errors do
     /// not depend on what the thread did before).
-    fn exit_closure(&mut self, p: u32, seeds: &[Conf], budget: &mut Budget) -> Result<Confs> {
+    fn exit_closure(&mut self, p: u32, seeds: &[Conf], budget: &mut Budget) -> Result<()> {
         let from = p + 1;
         if self.weigh || self.prefix || seeds.is_empty() || !exits::kept() {
             return self.closure(seeds, budget);
@@ -1636,14 +1678,13 @@ impl Builder<'_> {
             states: &states,
             text,
         };
-        if let Some((spent, chunk)) = exits::replay(&key, from, self) {
-            budget.spend(spent)?;
-            return Ok(chunk);
+        if let Some(spent) = exits::replay(&key, from, self) {
+            return budget.spend(spent);
         }
         let before = budget.left();
-        let chunk = self.closure(seeds, budget)?;
-        exits::record(&key, from, self, &chunk, before - budget.left());
-        Ok(chunk)
+        self.closure(seeds, budget)?;
+        exits::record(&key, from, self, before - budget.left());
+        Ok(())
     }
 
     /// ε-closure within one segment of the text: byte steps (forced in
@@ -1658,9 +1699,10 @@ impl Builder<'_> {
     /// and the next position deduplicated by stamps: no hashing, and each
     /// configuration is visited once.
     ///
-    /// Returns the chunk configurations that can emit or end, sorted; the
+    /// Leaves the chunk configurations that can emit or end in
+    /// `self.chunk`, sorted; the
     /// hole parts are left in `self.holes` and `self.hole_bits`.
-    fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<Confs> {
+    fn closure(&mut self, seeds: &[Conf], budget: &mut Budget) -> Result<()> {
         let lx = self.lx;
         let end = self.layout.end();
         let w = lx.words;
@@ -1671,7 +1713,8 @@ impl Builder<'_> {
         self.hole_bits.clear();
         self.carry_bits.clear();
         self.swept = 0;
-        let mut chunk = Confs::new();
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.clear();
         let ceiling = budget.ceiling();
         let mut seeds_sorted = std::mem::take(&mut self.stack);
         seeds_sorted.clear();
@@ -1807,7 +1850,8 @@ impl Builder<'_> {
             lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
         });
         chunk.sort_unstable();
-        Ok(chunk)
+        self.chunk = chunk;
+        Ok(())
     }
 }
 
@@ -1835,7 +1879,7 @@ pub(crate) fn keep_hole_exits() -> exits::Keep {
 /// cold check each) 8–15 % slower at the median, which is why only
 /// decoders turn it on.
 pub(crate) mod exits {
-    use super::{Builder, Conf, Confs};
+    use super::{Builder, Conf};
     use crate::hash::FxMap;
     use std::cell::{Cell, RefCell};
     use std::hash::{Hash, Hasher};
@@ -1914,7 +1958,7 @@ pub(crate) mod exits {
 
     /// The kept closure of `key` at position `from`, written into `b`'s
     /// hole parts as [`Builder::closure`] would, with the units it spent.
-    pub(super) fn replay(key: &Key<'_>, from: u32, b: &mut Builder<'_>) -> Option<(u64, Confs)> {
+    pub(super) fn replay(key: &Key<'_>, from: u32, b: &mut Builder<'_>) -> Option<u64> {
         MEMO.with(|m| {
             let m = m.borrow();
             if m.lexer != key.lexer {
@@ -1926,7 +1970,8 @@ pub(crate) mod exits {
                 .iter()
                 .find(|e| *e.states == *key.states && *e.text == *key.text)?;
             let base = u64::from(from) << 32;
-            let chunk: Confs = e.chunk.iter().map(|&c| c + base).collect();
+            b.chunk.clear();
+            b.chunk.extend(e.chunk.iter().map(|&c| c + base));
             b.holes.clear();
             b.holes
                 .extend(e.holes.iter().map(|&(q, x, y)| (q + from, x, y)));
@@ -1934,12 +1979,12 @@ pub(crate) mod exits {
             b.hole_bits.extend_from_slice(&e.bits);
             b.carry_bits.clear();
             b.swept = e.swept;
-            Some((e.spent, chunk))
+            Some(e.spent)
         })
     }
 
     /// Keeps the closure just computed by `b` for `key` at `from`.
-    pub(super) fn record(key: &Key<'_>, from: u32, b: &Builder<'_>, chunk: &[Conf], spent: u64) {
+    pub(super) fn record(key: &Key<'_>, from: u32, b: &Builder<'_>, spent: u64) {
         MEMO.with(|m| {
             let mut m = m.borrow_mut();
             if m.lexer != key.lexer || m.bytes > MAX_BYTES {
@@ -1951,7 +1996,7 @@ pub(crate) mod exits {
             let e = Entry {
                 states: key.states.into(),
                 text: key.text.into(),
-                chunk: chunk.iter().map(|&c| c - base).collect(),
+                chunk: b.chunk.iter().map(|&c| c - base).collect(),
                 holes: b.holes.iter().map(|&(q, x, y)| (q - from, x, y)).collect(),
                 bits: b.hole_bits.as_slice().into(),
                 swept: b.swept,
