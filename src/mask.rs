@@ -66,6 +66,16 @@
 //!   state's row first (the member of its closure with the smallest
 //!   closure) and, when it is allowed, every such row is answered without
 //!   a search. A C++ mask over Qwen2's vocabulary: median 31 → 12 ms.
+//! * **Rows whose last lexeme ends at the point.** A row whose lexeme in
+//!   progress cannot go on into `right` — nothing extends it, or `right`
+//!   begins with a byte it cannot read (an identifier before `)`, a space
+//!   before punctuation) — and after which the lexer reads `right` as from
+//!   its start state is its terminals (or nothing, for a skipped lexeme)
+//!   followed by `right` read from the start state: all such rows share
+//!   that one automaton of `right` and its kept chart instead of one per
+//!   `l₁`. A C++ mask over Qwen2's vocabulary directly before fixed text
+//!   (a diffusion canvas's position before committed tokens): median
+//!   13.0–13.5 → 8.3–8.6 ms.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
