@@ -32,7 +32,13 @@ const MAX_SETS: usize = 1 << 16;
 #[derive(Debug)]
 pub struct HoleCache {
     inner: Mutex<Inner>,
+    /// Unique per cache made in this process (a clone gets its own), so a
+    /// thread's kept view ([`HoleView`]) is only reused with its cache.
+    uid: u64,
 }
+
+/// Source of [`HoleCache::uid`]s.
+static UIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Default for HoleCache {
     fn default() -> HoleCache {
@@ -49,6 +55,7 @@ impl HoleCache {
                 max_sets,
                 ..Inner::default()
             }),
+            uid: UIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }
@@ -154,28 +161,72 @@ type Bits = smallvec::SmallVec<[u64; 16]>;
 
 /// A handle on one check's view of the cache: set ids stay valid for the
 /// whole check even if the shared cache is reset meanwhile.
+///
+/// What a view learns (its sets and their transitions in its own ids) is
+/// kept on the thread when it is dropped and taken up by the next view of
+/// the same cache there, so a thread's later checks find the sets and
+/// transitions of their holes without locking the shared cache: on C++
+/// canvases, whose holes nearly all have sets seen before, asking the
+/// shared cache was a fifth of a check after a model's forward pass had
+/// evicted it. Local ids are only identities within an automaton, so a
+/// view's history changes no answer.
 pub(crate) struct HoleView<'a> {
     cache: &'a HoleCache,
     lexer: &'a Lexer,
+    local: Local,
+}
+
+/// A view's own ids, kept per thread between checks (see [`HoleView`]).
+#[derive(Default)]
+struct Local {
+    /// The [`HoleCache::uid`] of the cache these ids are of.
+    cache: u64,
     /// Keyed by (what follows the hole, shared id of the masked set): the
     /// mask, and so the successors' masks, depend on the byte after the
     /// hole. Valid for the shared cache's `generation`.
-    local_ids: FxMap<(u16, u32), u32>,
+    ids: FxMap<(u16, u32), u32>,
     generation: u64,
     /// Per local id: what follows, the set and its shared id.
-    local_sets: Vec<(u16, Arc<[u64]>, u32)>,
-    local_trans: Vec<Trans>,
+    sets: Vec<(u16, Arc<[u64]>, u32)>,
+    trans: Vec<Trans>,
+}
+
+/// Local sets past which a view is not kept for the next check.
+const KEEP_LOCAL_SETS: usize = 1 << 14;
+
+thread_local! {
+    /// The last view dropped on this thread.
+    static KEPT: std::cell::RefCell<Option<Local>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Drop for HoleView<'_> {
+    fn drop(&mut self) {
+        if self.local.sets.len() <= KEEP_LOCAL_SETS {
+            let local = std::mem::take(&mut self.local);
+            let _ = KEPT.try_with(|k| {
+                if let Ok(mut k) = k.try_borrow_mut() {
+                    *k = Some(local);
+                }
+            });
+        }
+    }
 }
 
 impl<'a> HoleView<'a> {
     pub(crate) fn new(cache: &'a HoleCache, lexer: &'a Lexer) -> HoleView<'a> {
+        let kept = KEPT
+            .try_with(|k| k.try_borrow_mut().ok().and_then(|mut k| k.take()))
+            .ok()
+            .flatten()
+            .filter(|l| l.cache == cache.uid);
+        let local = kept.unwrap_or_else(|| Local {
+            cache: cache.uid,
+            ..Local::default()
+        });
         HoleView {
             cache,
             lexer,
-            local_ids: FxMap::default(),
-            generation: 0,
-            local_sets: Vec::new(),
-            local_trans: Vec::new(),
+            local,
         }
     }
 
@@ -191,28 +242,29 @@ impl<'a> HoleView<'a> {
     /// sets keep one local id, which the automaton's construction needs to
     /// terminate).
     fn sync(&mut self, inner: &mut Inner) {
-        if self.generation == inner.generation {
+        if self.local.generation == inner.generation {
             return;
         }
-        self.generation = inner.generation;
-        self.local_ids.clear();
-        for (id, (follow, bits, gid)) in self.local_sets.iter_mut().enumerate() {
+        self.local.generation = inner.generation;
+        self.local.ids.clear();
+        for (id, (follow, bits, gid)) in self.local.sets.iter_mut().enumerate() {
             *gid = inner.intern(bits);
-            self.local_ids.insert((*follow, *gid), id as u32);
+            self.local.ids.insert((*follow, *gid), id as u32);
         }
     }
 
     /// The local id of the masked set with shared id `gid` (of the view's
     /// generation, see [`HoleView::sync`]), followed by `follow`.
     fn local(&mut self, inner: &Inner, follow: u16, gid: u32) -> u32 {
-        if let Some(&id) = self.local_ids.get(&(follow, gid)) {
+        if let Some(&id) = self.local.ids.get(&(follow, gid)) {
             return id;
         }
-        let id = self.local_sets.len() as u32;
-        self.local_ids.insert((follow, gid), id);
-        self.local_sets
+        let id = self.local.sets.len() as u32;
+        self.local.ids.insert((follow, gid), id);
+        self.local
+            .sets
             .push((follow, inner.sets[gid as usize].clone(), gid));
-        self.local_trans.push(None);
+        self.local.trans.push(None);
         id
     }
 
@@ -234,13 +286,13 @@ impl<'a> HoleView<'a> {
 
     /// The set with id `id`.
     pub(crate) fn bits(&self, id: u32) -> Arc<[u64]> {
-        self.local_sets[id as usize].1.clone()
+        self.local.sets[id as usize].1.clone()
     }
 
     /// Transitions of set `id`: `(terminal, next set id)`, sorted by terminal;
     /// `keep` as given when `id` was interned (the hole does not change).
     pub(crate) fn transitions(&mut self, id: u32, keep: &[u64]) -> Arc<Vec<(u32, u32)>> {
-        if let Some(t) = &self.local_trans[id as usize] {
+        if let Some(t) = &self.local.trans[id as usize] {
             return t.clone();
         }
         let mut inner = self.lock();
@@ -249,8 +301,8 @@ impl<'a> HoleView<'a> {
         inner.make_room(2 * self.lexer.n_terms);
         self.sync(&mut inner);
         let (follow, gid) = (
-            self.local_sets[id as usize].0,
-            self.local_sets[id as usize].2,
+            self.local.sets[id as usize].0,
+            self.local.sets[id as usize].2,
         );
         let masked = match inner.masked.get(&(gid, follow)) {
             Some(t) => t.clone(),
@@ -273,7 +325,7 @@ impl<'a> HoleView<'a> {
             .collect();
         drop(inner);
         let local = Arc::new(local);
-        self.local_trans[id as usize] = Some(local.clone());
+        self.local.trans[id as usize] = Some(local.clone());
         local
     }
 }
@@ -351,5 +403,45 @@ mod tests {
             generation > 3,
             "the tiny cache started afresh {generation} times"
         );
+    }
+
+    /// A thread's later builds start from the view its earlier ones kept
+    /// (of the same cache only); they build the same automata as a thread
+    /// with no view kept, with caches that start afresh in between too.
+    #[test]
+    fn a_kept_view_builds_the_same_automata() {
+        let src = include_str!("../../grammars/json.ebnf");
+        let g = Grammar::from_lark(src, None).unwrap();
+        let lx = Lexer::new(&g, crate::lexer::DEFAULT_LEXER_LIMIT).unwrap();
+        let docs = [
+            r#"{"a": [1, 2.5e3, "x\"y"], "b": {"c": null, "d": true}}"#,
+            r#"[{"k": -0.5}, "s p a c e", [[], {}], false]"#,
+        ];
+        let mut rng = crate::rng::SplitMix64::new(3);
+        let cases: Vec<Partial> = (0..24)
+            .map(|i| {
+                let d = docs[i % 2].as_bytes();
+                let spans = crate::rng::mask_spans(d.len(), 0.3, 4, &mut rng);
+                Partial::cut(d, &spans)
+            })
+            .collect();
+        let build = |cache: &HoleCache, p: &Partial| {
+            let mut budget = Budget::new(u64::MAX, "test");
+            TokenNfa::build(&lx, cache, p, &[], &mut budget, 1 << 20).unwrap()
+        };
+        for max_sets in [usize::MAX, lx.n_terms * 2 + 3] {
+            let cache = HoleCache::with_max_sets(max_sets);
+            let other = HoleCache::with_max_sets(max_sets);
+            for (i, p) in cases.iter().enumerate() {
+                // Every third build is of another cache, whose view must
+                // not be taken up by the next build of this one.
+                if i % 3 == 2 {
+                    build(&other, &cases[(i + 5) % cases.len()]);
+                }
+                let kept = build(&cache, p);
+                let fresh = std::thread::scope(|s| s.spawn(|| build(&cache, p)).join().unwrap());
+                assert_eq!(kept, fresh, "case {i}: {p:?}");
+            }
+        }
     }
 }
