@@ -1819,11 +1819,17 @@ impl Builder<'_> {
             }
             next.clear();
             self.swept += cur.len();
+            let batch = chunk.len();
             for &l in &cur {
-                if chunk.len() == chunk.capacity() {
-                    ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
+                // Chunk configurations that can neither emit nor end are
+                // useless.
+                let b = base(l);
+                if lx.emit[b as usize] != LDEAD || (p == end && (self.prefix || lx.is_fresh(b))) {
+                    if chunk.len() == chunk.capacity() {
+                        ceiling.admit(chunk.capacity() * 2 * std::mem::size_of::<Conf>())?;
+                    }
+                    chunk.push(conf(p, l));
                 }
-                chunk.push(conf(p, l));
                 if p < end {
                     let n = lx.next(base(l), self.layout.byte(p));
                     let n = if n == LDEAD { n } else { n | (l & TAG) };
@@ -1833,6 +1839,8 @@ impl Builder<'_> {
                     }
                 }
             }
+            // Sorted as it is made: positions only grow, each is swept once.
+            chunk[batch..].sort_unstable();
             std::mem::swap(&mut cur, &mut next);
             p += 1;
             self.tick += 1;
@@ -1842,14 +1850,7 @@ impl Builder<'_> {
         self.stack = seeds_sorted;
         self.cur = cur;
         self.next = next;
-        // Chunk configurations that can neither emit nor end are useless.
-        let prefix = self.prefix;
-        chunk.retain(|c| {
-            let (p, l) = unpack(*c);
-            let l = base(l);
-            lx.emit[l as usize] != LDEAD || (p == end && (prefix || lx.is_fresh(l)))
-        });
-        chunk.sort_unstable();
+        debug_assert!(chunk.is_sorted());
         self.chunk = chunk;
         Ok(())
     }
