@@ -786,6 +786,19 @@ impl TokenNfa {
                         conf(p + 1, if began_here { l | TAG } else { l })
                     }));
                     b.exit_closure(p, &exit_seeds, budget)?;
+                    if !b.weigh && !prefix && limit.is_none() && p + 1 < end {
+                        // A lexeme in progress at the hole's end that ends
+                        // right there is the hole's own move on its
+                        // terminal, then an exit in the state after it
+                        // (which is in the next set and, if it reads the
+                        // byte after the hole, survives the mask): ending
+                        // it again at the first position after the hole
+                        // only repeats those paths. Unlimited, unweighed
+                        // holes only (a limited hole charges the bytes of
+                        // its own moves; a weighed build weighs the two
+                        // paths apart).
+                        b.chunk.retain(|&c| unpack(c).0 != p + 1);
+                    }
                     let after = nodes.intern_set(&mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
                     // Two parts of a closure can be one state (a part
