@@ -289,7 +289,7 @@ fn token_automata_do_not_depend_on_earlier_builds_on_the_thread() {
     ] {
         let mut rng = SplitMix64::new(11);
         let canvases = decoding(&doc, 40, &mut rng);
-        for budget in [u64::MAX, 40_000, 150_000] {
+        for budget in [u64::MAX, 8_000, 30_000, 100_000] {
             let c = std::sync::Arc::new(
                 Constraint::with_config(
                     &grammar,
@@ -320,6 +320,7 @@ fn token_automata_do_not_depend_on_earlier_builds_on_the_thread() {
         }
     }
     // Some budgets run out on some canvases and not on others.
+    eprintln!("{errors} errors, {answers} answers");
     assert!(
         errors > 0 && answers > 0,
         "{errors} errors, {answers} answers"

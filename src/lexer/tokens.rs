@@ -778,26 +778,39 @@ impl TokenNfa {
                     // in it (tagged), unless it entered the hole from
                     // before (the entering lexemes' byte-only reach).
                     let from_before = b.carry_set(carry);
-                    exit_seeds.extend(ones_of_both(&bits, keep).map(|l| {
-                        let began_here = b.weigh
-                            && !lexer.is_fresh(l)
-                            && from_before
-                                .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
-                        conf(p + 1, if began_here { l | TAG } else { l })
-                    }));
-                    b.exit_closure(p, &exit_seeds, budget)?;
                     if !b.weigh && !prefix && limit.is_none() && p + 1 < end {
                         // A lexeme in progress at the hole's end that ends
-                        // right there is the hole's own move on its
-                        // terminal, then an exit in the state after it
-                        // (which is in the next set and, if it reads the
-                        // byte after the hole, survives the mask): ending
-                        // it again at the first position after the hole
-                        // only repeats those paths. Unlimited, unweighed
+                        // (or is skipped) right there is the hole's own
+                        // move on its terminal (its closure), then an exit
+                        // in the state after it, which is in the next set
+                        // (this one) and survives the mask if it reads the
+                        // byte after the hole: ending it again at the
+                        // first position after the hole only repeats
+                        // those paths. So the lexemes in progress read
+                        // that byte at once, and the exit is the closure
+                        // of where they land (far fewer states: the many
+                        // keyword prefixes an identifier may be inside a
+                        // hole mostly land in one). Unlimited, unweighed
                         // holes only (a limited hole charges the bytes of
                         // its own moves; a weighed build weighs the two
                         // paths apart).
-                        b.chunk.retain(|&c| unpack(c).0 != p + 1);
+                        let byte = layout.byte(p + 1);
+                        exit_seeds.extend(ones_of_both(&bits, keep).filter_map(|l| {
+                            let n = lexer.next(l, byte);
+                            (n != LDEAD).then(|| conf(p + 2, n))
+                        }));
+                        exit_seeds.sort_unstable();
+                        exit_seeds.dedup();
+                        b.exit_closure(p + 1, &exit_seeds, budget)?;
+                    } else {
+                        exit_seeds.extend(ones_of_both(&bits, keep).map(|l| {
+                            let began_here = b.weigh
+                                && !lexer.is_fresh(l)
+                                && from_before
+                                    .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
+                            conf(p + 1, if began_here { l | TAG } else { l })
+                        }));
+                        b.exit_closure(p, &exit_seeds, budget)?;
                     }
                     let after = nodes.intern_set(&mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
