@@ -662,6 +662,7 @@ impl TokenNfa {
             carry_sets: Vec::new(),
             costs: FxMap::default(),
             row: Vec::new(),
+            landed: Vec::new(),
             chunk: Vec::new(),
         };
         let ceiling = budget.ceiling();
@@ -794,14 +795,8 @@ impl TokenNfa {
                         // holes only (a limited hole charges the bytes of
                         // its own moves; a weighed build weighs the two
                         // paths apart).
-                        let byte = layout.byte(p + 1);
-                        exit_seeds.extend(ones_of_both(&bits, keep).filter_map(|l| {
-                            let n = lexer.next(l, byte);
-                            (n != LDEAD).then(|| conf(p + 2, n))
-                        }));
-                        exit_seeds.sort_unstable();
-                        exit_seeds.dedup();
-                        b.exit_closure(p + 1, &exit_seeds, budget)?;
+                        exit_seeds.extend(ones_of_both(&bits, keep).map(|l| conf(p + 1, l)));
+                        b.exit_closure(p, &exit_seeds, true, budget)?;
                     } else {
                         exit_seeds.extend(ones_of_both(&bits, keep).map(|l| {
                             let began_here = b.weigh
@@ -810,7 +805,7 @@ impl TokenNfa {
                                     .is_none_or(|r| r[l as usize / 64] & (1 << (l % 64)) == 0);
                             conf(p + 1, if began_here { l | TAG } else { l })
                         }));
-                        b.exit_closure(p, &exit_seeds, budget)?;
+                        b.exit_closure(p, &exit_seeds, false, budget)?;
                     }
                     let after = nodes.intern_set(&mut view, &mut b, max_states)?;
                     edges.reserve(ceiling, after.len())?;
@@ -1568,6 +1563,9 @@ struct Builder<'a> {
     costs: FxMap<(u32, u32, u32), u32>,
     /// Scratch for [`Emitter::close_tagged`].
     row: Vec<(u32, u32, u32)>,
+    /// Scratch for [`Builder::exit_sweep`]: where the lexemes leaving a
+    /// hole land on the byte after it.
+    landed: Vec<Conf>,
     /// The chunk part of the last closure ([`Builder::closure`]): its
     /// configurations that can emit or end, sorted (one buffer for every
     /// closure of a build; a state keeps a copy in [`Nodes`]'s arena).
@@ -1690,17 +1688,24 @@ impl Builder<'_> {
     /// left a hole before the same text in an earlier build (the budget is
     /// charged what the closure spent then, so answers and budget errors do
     /// not depend on what the thread did before).
-    fn exit_closure(&mut self, p: u32, seeds: &[Conf], budget: &mut Budget) -> Result<()> {
+    fn exit_closure(
+        &mut self,
+        p: u32,
+        seeds: &[Conf],
+        step: bool,
+        budget: &mut Budget,
+    ) -> Result<()> {
         let from = p + 1;
         if self.weigh || self.prefix || seeds.is_empty() || !exits::kept() {
-            return self.closure(seeds, budget);
+            return self.exit_sweep(p, seeds, step, budget);
         }
         let Some(text) = self.layout.segment(from, exits::MAX_TEXT) else {
-            return self.closure(seeds, budget);
+            return self.exit_sweep(p, seeds, step, budget);
         };
         let states: SmallVec<[u32; 32]> = seeds.iter().map(|&c| unpack(c).1).collect();
         let key = exits::Key {
             lexer: self.lx.uid,
+            step,
             states: &states,
             text,
         };
@@ -1708,9 +1713,37 @@ impl Builder<'_> {
             return budget.spend(spent);
         }
         let before = budget.left();
-        self.closure(seeds, budget)?;
+        self.exit_sweep(p, seeds, step, budget)?;
         exits::record(&key, from, self, before - budget.left());
         Ok(())
+    }
+
+    /// The closure of the lexer states `seeds` leaving the hole at `p`;
+    /// with `step`, of where they land reading the byte after the hole
+    /// (see the hole states in [`TokenNfa::build_in`]).
+    fn exit_sweep(
+        &mut self,
+        p: u32,
+        seeds: &[Conf],
+        step: bool,
+        budget: &mut Budget,
+    ) -> Result<()> {
+        if !step {
+            return self.closure(seeds, budget);
+        }
+        let byte = self.layout.byte(p + 1);
+        let mut landed = std::mem::take(&mut self.landed);
+        landed.clear();
+        budget.spend(seeds.len() as u64)?;
+        landed.extend(seeds.iter().filter_map(|&c| {
+            let n = self.lx.next(unpack(c).1, byte);
+            (n != LDEAD).then(|| conf(p + 2, n))
+        }));
+        landed.sort_unstable();
+        landed.dedup();
+        let done = self.closure(&landed, budget);
+        self.landed = landed;
+        done
     }
 
     /// ε-closure within one segment of the text: byte steps (forced in
@@ -1919,11 +1952,15 @@ pub(crate) mod exits {
     /// What a closure leaving a hole depends on.
     pub(super) struct Key<'a> {
         pub(super) lexer: u64,
+        /// The states read the text's first byte before the closure
+        /// ([`Builder::exit_sweep`]).
+        pub(super) step: bool,
         pub(super) states: &'a [u32],
         pub(super) text: &'a [u16],
     }
 
     struct Entry {
+        step: bool,
         states: Box<[u32]>,
         text: Box<[u16]>,
         /// The chunk configurations, positions relative to the segment.
@@ -1978,6 +2015,7 @@ pub(crate) mod exits {
 
     fn hash(key: &Key<'_>) -> u64 {
         let mut h = crate::hash::FxHasher::default();
+        key.step.hash(&mut h);
         key.states.hash(&mut h);
         key.text.hash(&mut h);
         h.finish()
@@ -1991,11 +2029,10 @@ pub(crate) mod exits {
             if m.lexer != key.lexer {
                 return None;
             }
-            let e = m
-                .map
-                .get(&hash(key))?
-                .iter()
-                .find(|e| *e.states == *key.states && *e.text == *key.text)?;
+            let e =
+                m.map.get(&hash(key))?.iter().find(|e| {
+                    e.step == key.step && *e.states == *key.states && *e.text == *key.text
+                })?;
             let base = u64::from(from) << 32;
             b.chunk.clear();
             b.chunk.extend(e.chunk.iter().map(|&c| c + base));
@@ -2021,6 +2058,7 @@ pub(crate) mod exits {
             }
             let base = u64::from(from) << 32;
             let e = Entry {
+                step: key.step,
                 states: key.states.into(),
                 text: key.text.into(),
                 chunk: b.chunk.iter().map(|&c| c - base).collect(),
