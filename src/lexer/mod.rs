@@ -41,9 +41,14 @@
 //! and the reduction cost more than it saved the search (removing it made
 //! cold checks 10–30 % faster on JSON, SMILES, C++ and schema documents,
 //! canvases and 1 MB texts alike). Inside a hole only the set of lexer states
-//! matters, so the hole automata are cached per grammar ([`HoleCache`]). Cost:
-//! linear in the text times the number of live configurations per position
-//! (small in practice), plus the hole exits.
+//! matters, so the hole automata are cached per grammar ([`HoleCache`]), and
+//! each thread keeps its view of that cache for its next check. A hole
+//! state's exit reads the byte after the hole at once: a lexeme ending right
+//! at the hole's end is already the hole's own move on its terminal, so the
+//! lexemes in progress (on C++, every keyword prefix an identifier may be
+//! inside a hole) only need where that byte takes them, usually one or two
+//! states. Cost: linear in the text times the number of live configurations
+//! per position (small in practice), plus the hole exits.
 //!
 //! # Witnesses that swallow text
 //!
