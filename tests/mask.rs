@@ -227,18 +227,49 @@ fn cpp_mask_equals_checks_token_by_token() {
     let _ = against_checks(&common::cpp::grammar(), &docs, 600, 12, 3);
 }
 
+/// The first `n` shipped C++ programs longer than 200 bytes.
+fn long_cpp_programs(rec: &cdiff::recognize::Recognizer, n: usize) -> Vec<Vec<u8>> {
+    common::cpp::programs(rec)
+        .into_iter()
+        .map(|p| p.text.into_bytes())
+        .filter(|d| d.len() > 200)
+        .take(n)
+        .collect()
+}
+
+/// Asserts that the mask of `left · □ · right` over `tokens` is the oracle's
+/// answer token by token; returns the point (for its stats) and how many
+/// tokens it allows.
+fn assert_mask_is_checks<'c>(
+    c: &'c Constraint,
+    left: &Partial,
+    right: &Partial,
+    tokens: &[Vec<u8>],
+    vocab: &Vocabulary,
+) -> (Insertion<'c>, usize) {
+    let mut at = Insertion::new(c, left, right).unwrap();
+    let mask = at.mask(vocab).unwrap();
+    let mut allowed = 0;
+    for (id, t) in tokens.iter().enumerate() {
+        let want = oracle(c, left, t, right, &[]);
+        assert_eq!(
+            mask[id],
+            want,
+            "token {:?} at {left:?} | {right:?}",
+            String::from_utf8_lossy(t)
+        );
+        allowed += want as usize;
+    }
+    (at, allowed)
+}
+
 #[test]
 fn cpp_mask_after_many_holes_equals_checks() {
     // The last masks of a diffusion canvas: ten holes before the point,
     // the fixed end of the program after it. Most tokens are refused by
     // that end alone, which is asked before each full check.
     let (c, rec) = common::cpp::compiled();
-    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
-        .into_iter()
-        .map(|p| p.text.into_bytes())
-        .filter(|d| d.len() > 200)
-        .take(4)
-        .collect();
+    let docs = long_cpp_programs(&rec, 4);
     let mut rng = SplitMix64::new(7);
     let tokens = vocabulary(&docs, 300, &mut rng);
     let vocab = Vocabulary::new(&tokens);
@@ -247,19 +278,9 @@ fn cpp_mask_after_many_holes_equals_checks() {
         let c0 = doc.len() - 20 - rng.below(20) as usize;
         let left = with_ten_holes(&doc[..c0], &mut rng);
         let right = Partial::new().text(&doc[c0..]);
-        let mut at = Insertion::new(&c, &left, &right).unwrap();
-        let mask = at.mask(&vocab).unwrap();
+        let (at, yes) = assert_mask_is_checks(&c, &left, &right, &tokens, &vocab);
         by_end += at.stats().by_end;
-        for (id, t) in tokens.iter().enumerate() {
-            let want = oracle(&c, &left, t, &right, &[]);
-            assert_eq!(
-                mask[id],
-                want,
-                "token {:?} at {left:?} | {right:?}",
-                String::from_utf8_lossy(t)
-            );
-            allowed += want as usize;
-        }
+        allowed += yes;
     }
     eprintln!("{by_end} checks answered by the end; {allowed} tokens allowed");
     assert!(by_end > 0, "no check answered by the end");
@@ -274,12 +295,7 @@ fn cpp_mask_before_fixed_text_equals_checks() {
     // before punctuation or a space (it cannot: the rows share the start
     // state's automaton of `right`, `InsertionStats::ended`).
     let (c, rec) = common::cpp::compiled();
-    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
-        .into_iter()
-        .map(|p| p.text.into_bytes())
-        .filter(|d| d.len() > 200)
-        .take(6)
-        .collect();
+    let docs = long_cpp_programs(&rec, 6);
     let mut rng = SplitMix64::new(11);
     let tokens = vocabulary(&docs, 400, &mut rng);
     let vocab = Vocabulary::new(&tokens);
@@ -298,19 +314,9 @@ fn cpp_mask_before_fixed_text_equals_checks() {
             inside += usize::from(mid_word);
             let left = Partial::new().text(&doc[..at]);
             let right = Partial::new().text(&doc[at..]);
-            let mut point = Insertion::new(&c, &left, &right).unwrap();
-            let mask = point.mask(&vocab).unwrap();
+            let (point, yes) = assert_mask_is_checks(&c, &left, &right, &tokens, &vocab);
             ended += point.stats().ended;
-            for (id, t) in tokens.iter().enumerate() {
-                let want = oracle(&c, &left, t, &right, &[]);
-                assert_eq!(
-                    mask[id],
-                    want,
-                    "token {:?} at {left:?} | {right:?}",
-                    String::from_utf8_lossy(t)
-                );
-                allowed += want as usize;
-            }
+            allowed += yes;
         }
     }
     eprintln!("{ended} rows ended before `right`; {allowed} tokens allowed");

@@ -1683,9 +1683,10 @@ impl Builder<'_> {
         }
     }
 
-    /// [`Builder::closure`] of the states leaving the hole at `p` (seeds
-    /// at `p + 1`), from this thread's [`exits`] memo when the same states
-    /// left a hole before the same text in an earlier build (the budget is
+    /// [`Builder::exit_sweep`] of the states leaving the hole at `p`
+    /// (seeds at `p + 1`; with `step`, reading the byte there first), from
+    /// this thread's [`exits`] memo when the same states left a hole before
+    /// the same text the same way in an earlier build (the budget is
     /// charged what the closure spent then, so answers and budget errors do
     /// not depend on what the thread did before).
     fn exit_closure(
