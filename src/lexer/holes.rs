@@ -218,7 +218,13 @@ impl<'a> HoleView<'a> {
             .try_with(|k| k.try_borrow_mut().ok().and_then(|mut k| k.take()))
             .ok()
             .flatten()
-            .filter(|l| l.cache == cache.uid);
+            .filter(|l| l.cache == cache.uid)
+            // A view of an older generation would intern all its sets into
+            // the new one at its first lock, beyond the cache's room.
+            .filter(|l| {
+                let inner = cache.inner.lock().unwrap_or_else(PoisonError::into_inner);
+                l.generation == inner.generation
+            });
         let local = kept.unwrap_or_else(|| Local {
             cache: cache.uid,
             ..Local::default()
