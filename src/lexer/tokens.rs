@@ -663,6 +663,7 @@ impl TokenNfa {
             costs: FxMap::default(),
             row: Vec::new(),
             landed: Vec::new(),
+            landed_set: Vec::new(),
             chunk: Vec::new(),
         };
         let ceiling = budget.ceiling();
@@ -1566,6 +1567,8 @@ struct Builder<'a> {
     /// Scratch for [`Builder::exit_sweep`]: where the lexemes leaving a
     /// hole land on the byte after it.
     landed: Vec<Conf>,
+    /// The same as a bitset of lexer states (`lx.words` words).
+    landed_set: Vec<u64>,
     /// The chunk part of the last closure ([`Builder::closure`]): its
     /// configurations that can emit or end, sorted (one buffer for every
     /// closure of a build; a state keeps a copy in [`Nodes`]'s arena).
@@ -1733,15 +1736,20 @@ impl Builder<'_> {
             return self.closure(seeds, budget);
         }
         let byte = self.layout.byte(p + 1);
+        // Where they land, as a set of lexer states (in order, once each).
+        let mut set = std::mem::take(&mut self.landed_set);
+        set.clear();
+        set.resize(self.lx.words, 0);
+        budget.spend(seeds.len() as u64)?;
+        for &c in seeds {
+            let n = self.lx.next(unpack(c).1, byte);
+            set[n as usize / 64] |= 1 << (n % 64);
+        }
+        set[LDEAD as usize / 64] &= !(1 << (LDEAD % 64));
         let mut landed = std::mem::take(&mut self.landed);
         landed.clear();
-        budget.spend(seeds.len() as u64)?;
-        landed.extend(seeds.iter().filter_map(|&c| {
-            let n = self.lx.next(unpack(c).1, byte);
-            (n != LDEAD).then(|| conf(p + 2, n))
-        }));
-        landed.sort_unstable();
-        landed.dedup();
+        landed.extend(ones(&set).map(|n| conf(p + 2, n)));
+        self.landed_set = set;
         let done = self.closure(&landed, budget);
         self.landed = landed;
         done
