@@ -776,10 +776,6 @@ impl TokenNfa {
                     let bits = view.bits(set);
                     let keep = b.keep_after(p);
                     exit_seeds.clear();
-                    // Weighed: a lexeme in progress leaving the hole began
-                    // in it (tagged), unless it entered the hole from
-                    // before (the entering lexemes' byte-only reach).
-                    let from_before = b.carry_set(carry);
                     if !b.weigh && !prefix && limit.is_none() && p + 1 < end {
                         // A lexeme in progress at the hole's end that ends
                         // (or is skipped) right there is the hole's own
@@ -799,6 +795,11 @@ impl TokenNfa {
                         exit_seeds.extend(ones_of_both(&bits, keep).map(|l| conf(p + 1, l)));
                         b.exit_closure(p, &exit_seeds, true, budget)?;
                     } else {
+                        // Weighed: a lexeme in progress leaving the hole
+                        // began in it (tagged), unless it entered the hole
+                        // from before (the entering lexemes' byte-only
+                        // reach).
+                        let from_before = b.carry_set(carry);
                         exit_seeds.extend(ones_of_both(&bits, keep).map(|l| {
                             let began_here = b.weigh
                                 && !lexer.is_fresh(l)
@@ -1165,7 +1166,7 @@ fn sort_dedup(items: &mut Vec<(u32, u32)>, from: usize) {
 }
 
 /// A state of the token automaton before trimming.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 enum Node {
     /// The virtual start.
     Start,
