@@ -1376,12 +1376,103 @@ fn trim(
     costs: &FxMap<(u32, u32, u32), u32>,
 ) -> TokenNfa {
     let n = finals.len();
+    let alive = live_states(finals, edges);
+    if n == 0 || !alive[0] {
+        return TokenNfa {
+            start: 0,
+            finals: Vec::new(),
+            edges: Rows::empty(0),
+            eps: Rows::empty(0),
+            spans: Vec::new(),
+            edge_costs: Vec::new(),
+            eps_costs: Vec::new(),
+        };
+    }
+    // The live states keep their order. The construction numbers states
+    // breadth-first from 0 (each when an edge first reaches it), so every
+    // state is reachable and the order is canonical.
+    let mut new_id = vec![u32::MAX; n];
+    let mut order = Vec::with_capacity(n);
+    for s in 0..n {
+        if alive[s] {
+            new_id[s] = order.len() as u32;
+            order.push(s as u32);
+        }
+    }
+    let rename = |d: u32| {
+        let d = new_id[d as usize];
+        (d != u32::MAX).then_some(d)
+    };
+    let live = order.iter().map(|&s| edges.row(s as usize));
+    // Every state live (what canvases build): the names stay.
+    let (out_edges, out_eps) = match order.len() == n {
+        true => split_eps(live, edges.n_items(), Some),
+        false => split_eps(live, edges.n_items(), rename),
+    };
+    // The weights, in the same order as the moves kept.
+    let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
+    if !costs.is_empty() {
+        edge_costs.reserve(out_edges.n_items());
+        eps_costs.reserve(out_eps.n_items());
+        for &s in &order {
+            for &(t, d) in edges.row(s as usize) {
+                if rename(d).is_some() {
+                    let c = costs.get(&(s, t, d)).copied().unwrap_or(0);
+                    match t {
+                        EPS => eps_costs.push(c),
+                        _ => edge_costs.push(c),
+                    }
+                }
+            }
+        }
+    }
+    TokenNfa {
+        start: 0,
+        finals: order.iter().map(|&s| finals[s as usize]).collect(),
+        edges: out_edges,
+        eps: out_eps,
+        spans: order.iter().map(|&s| spans[s as usize]).collect(),
+        edge_costs,
+        eps_costs,
+    }
+}
+
+/// Which states can reach a final state. The construction numbers states
+/// in the order edges first reach them, so most edges go to a higher
+/// number: sweeping the states from the last to the first marks nearly
+/// every live state in one sweep, a row stopping at its first live target
+/// (a hole state's ~37 edges mostly lead to one state). A second sweep
+/// that marks nothing new shows the fixpoint; where sweeps keep marking (a
+/// long chain of edges to lower numbers) the reverse graph is searched
+/// instead. Building that graph for every check — two passes over every
+/// edge — was a sixth of a canvas automaton's construction.
+fn live_states(finals: &[bool], edges: &Rows<(u32, u32)>) -> Vec<bool> {
+    let n = finals.len();
+    let mut alive = finals.to_vec();
+    for _ in 0..LIVE_SWEEPS {
+        let mut marked = false;
+        for s in (0..n).rev() {
+            if !alive[s] && edges.row(s).iter().any(|&(_, d)| alive[d as usize]) {
+                alive[s] = true;
+                marked = true;
+            }
+        }
+        if !marked {
+            return alive;
+        }
+    }
+    live_by_reverse_search(finals, edges)
+}
+
+/// Sweeps [`live_states`] makes before it searches the reverse graph.
+const LIVE_SWEEPS: usize = 3;
+
+/// [`live_states`] by a search of the reverse graph from the final states.
+fn live_by_reverse_search(finals: &[bool], edges: &Rows<(u32, u32)>) -> Vec<bool> {
+    let n = finals.len();
     // Reverse edges in one array: the sources of `d` are
     // `rev[rev_at[d]..rev_at[d + 1]]`. Only which states lead to which
-    // matters here, so a row's runs of edges into one state (a hole
-    // state's ~37 terminals into the same state on C++ canvases) count
-    // once: counting each was a chain of increments of one word, a third
-    // of building a canvas's automaton outside the closures.
+    // matters here, so a row's runs of edges into one state count once.
     fn targets(es: &[(u32, u32)]) -> impl Iterator<Item = u32> + '_ {
         let mut last = u32::MAX;
         es.iter().filter_map(move |&(_, d)| {
@@ -1417,60 +1508,7 @@ fn trim(
             }
         }
     }
-    if n == 0 || !alive[0] {
-        return TokenNfa {
-            start: 0,
-            finals: Vec::new(),
-            edges: Rows::empty(0),
-            eps: Rows::empty(0),
-            spans: Vec::new(),
-            edge_costs: Vec::new(),
-            eps_costs: Vec::new(),
-        };
-    }
-    // The live states keep their order. The construction numbers states
-    // breadth-first from 0 (each when an edge first reaches it), so every
-    // state is reachable and the order is canonical.
-    let mut new_id = vec![u32::MAX; n];
-    let mut order = Vec::with_capacity(n);
-    for s in 0..n {
-        if alive[s] {
-            new_id[s] = order.len() as u32;
-            order.push(s as u32);
-        }
-    }
-    let rename = |d: u32| {
-        let d = new_id[d as usize];
-        (d != u32::MAX).then_some(d)
-    };
-    let live = order.iter().map(|&s| edges.row(s as usize));
-    let (out_edges, out_eps) = split_eps(live, edges.n_items(), rename);
-    // The weights, in the same order as the moves kept.
-    let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
-    if !costs.is_empty() {
-        edge_costs.reserve(out_edges.n_items());
-        eps_costs.reserve(out_eps.n_items());
-        for &s in &order {
-            for &(t, d) in edges.row(s as usize) {
-                if rename(d).is_some() {
-                    let c = costs.get(&(s, t, d)).copied().unwrap_or(0);
-                    match t {
-                        EPS => eps_costs.push(c),
-                        _ => edge_costs.push(c),
-                    }
-                }
-            }
-        }
-    }
-    TokenNfa {
-        start: 0,
-        finals: order.iter().map(|&s| finals[s as usize]).collect(),
-        edges: out_edges,
-        eps: out_eps,
-        spans: order.iter().map(|&s| spans[s as usize]).collect(),
-        edge_costs,
-        eps_costs,
-    }
+    alive
 }
 
 /// The terminal edges and the ε-moves (edges labelled [`EPS`]) of each of
@@ -2085,5 +2123,71 @@ pub(crate) mod exits {
                 + 8 * e.bits.len();
             m.map.entry(hash(key)).or_default().push(e);
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    /// Random graphs of `n` states: mostly edges to higher numbers (as the
+    /// construction makes), some to lower ones and self-loops, runs of
+    /// edges into one state, a few final states.
+    fn graph(rng: &mut SplitMix64, n: u32, back: u64) -> (Vec<bool>, Rows<(u32, u32)>) {
+        let finals: Vec<bool> = (0..n).map(|_| rng.below(8) == 0).collect();
+        let mut edges = Rows::with_capacity(n as usize, 0);
+        for s in 0..n {
+            for _ in 0..rng.below(4) {
+                let d = match rng.below(100) < back {
+                    true => rng.below(u64::from(s) + 1) as u32,
+                    false => s + rng.below(u64::from(n - s)) as u32,
+                };
+                for t in 0..1 + rng.below(3) as u32 {
+                    edges.push((t, d));
+                }
+            }
+            edges.end_row();
+        }
+        (finals, edges)
+    }
+
+    #[test]
+    fn live_states_by_sweeps_equal_the_reverse_search() {
+        let mut rng = SplitMix64::new(7);
+        let mut fell_back = 0;
+        for case in 0..3000 {
+            let n = 1 + rng.below(40) as u32;
+            let back = [0, 10, 50, 90][case % 4];
+            let (finals, edges) = graph(&mut rng, n, back);
+            let exact = live_by_reverse_search(&finals, &edges);
+            assert_eq!(live_states(&finals, &edges), exact, "case {case}");
+            // How often the sweeps alone would not have reached it.
+            let mut alive = finals.clone();
+            for _ in 0..LIVE_SWEEPS {
+                for s in (0..n as usize).rev() {
+                    if edges.row(s).iter().any(|&(_, d)| alive[d as usize]) {
+                        alive[s] = true;
+                    }
+                }
+            }
+            fell_back += usize::from(alive != exact);
+        }
+        // Both ways are exercised: chains of back edges need the search.
+        assert!(fell_back > 0);
+    }
+
+    #[test]
+    fn a_chain_of_edges_to_lower_states_is_live() {
+        // 4 -> 3 -> 2 -> 1 -> 0 (final), each edge to a lower number: one
+        // sweep marks one state, so the search decides.
+        let n = 5;
+        let finals: Vec<bool> = (0..n).map(|s| s == 0).collect();
+        let mut edges = Rows::with_capacity(n, 0);
+        edges.push_row(std::iter::empty());
+        for s in 1..n as u32 {
+            edges.push_row([(0, s - 1)]);
+        }
+        assert_eq!(live_states(&finals, &edges), vec![true; n]);
     }
 }
