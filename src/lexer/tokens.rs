@@ -214,6 +214,11 @@ impl<T: Copy> Rows<T> {
         self.items.push(x);
     }
 
+    /// Appends items to the row being written.
+    pub(crate) fn extend(&mut self, xs: impl IntoIterator<Item = T>) {
+        self.items.extend(xs);
+    }
+
     /// Ends the row being written.
     pub(crate) fn end_row(&mut self) {
         self.at.push(self.items.len() as u32);
@@ -758,7 +763,15 @@ impl TokenNfa {
                     // and one target on C++ canvases, where looking each up
                     // was a fifth of a decoder's check.
                     let mut last: Option<(u32, Spent, u32)> = None;
-                    for &(t, next) in trans.iter() {
+                    if limit.is_none() {
+                        // Unlimited: a run of terminals into one set is
+                        // one state, its edges copied in one go.
+                        for run in trans.chunk_by(|a, b| a.1 == b.1) {
+                            let target = nodes.intern_hole((p, run[0].1, used, 0), max_states)?;
+                            edges.extend(run.iter().map(|&(t, _)| (t, target)));
+                        }
+                    }
+                    for &(t, next) in trans.iter().filter(|_| limit.is_some()) {
                         let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
                             continue;
                         };
@@ -1452,7 +1465,9 @@ fn live_states(finals: &[bool], edges: &Rows<(u32, u32)>) -> Vec<bool> {
     for _ in 0..LIVE_SWEEPS {
         let mut marked = false;
         for s in (0..n).rev() {
-            if !alive[s] && edges.row(s).iter().any(|&(_, d)| alive[d as usize]) {
+            // From a row's end: its ε-moves (last) lead on, a hole
+            // state's terminal edges mostly back to itself.
+            if !alive[s] && edges.row(s).iter().rev().any(|&(_, d)| alive[d as usize]) {
                 alive[s] = true;
                 marked = true;
             }
