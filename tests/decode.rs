@@ -561,7 +561,7 @@ fn proposals_together_commit_what_one_by_one_commits() {
     let g = Grammar::from_lark(BRACKETS, None).unwrap();
     let c = Constraint::compile(&g).unwrap();
     for helpful in [true, false] {
-        let (mut together, mut one_by_one) = (0, 0);
+        let (mut together, mut one_by_one, mut known) = (0, 0, 0);
         for style in [ArchStyle::Dream, ArchStyle::Llada] {
             for mode in [Mode::Con, Mode::ConMinus] {
                 for seed in 0..12 {
@@ -575,12 +575,19 @@ fn proposals_together_commit_what_one_by_one_commits() {
                         same_decode_with(&c, &cfg, helpful, seed, &at, |cfg| cfg.one_by_one = true);
                     together += a.checks;
                     one_by_one += b.checks;
+                    known += a.known_refusals;
+                    assert_eq!(b.known_refusals, 0, "{at}");
                 }
             }
         }
-        eprintln!("helpful {helpful}: checks {together} together, {one_by_one} one by one");
+        eprintln!(
+            "helpful {helpful}: checks {together} together, {one_by_one} one by one, \
+             {known} proposals refused as holding refused proposals together"
+        );
         if helpful {
             assert!(together < one_by_one, "{together} vs {one_by_one}");
+            // Refused proposals together come back one by one.
+            assert!(known > 0);
         } else {
             assert!(
                 together * 20 <= one_by_one * 21,

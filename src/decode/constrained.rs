@@ -258,6 +258,7 @@ pub fn decode_answer(
             rejections: 0,
             masks: 0,
             checks: 0,
+            known_refusals: 0,
             time_model: Default::default(),
             time_constraint: Default::default(),
             used_witness: false,
@@ -267,6 +268,7 @@ pub fn decode_answer(
         on_step,
         vocab: None,
         firsts: Firsts::default(),
+        refused: None,
         guess: None,
         async_model: false,
     };
@@ -342,6 +344,10 @@ struct Decoder<'a, 'b> {
     vocab: Option<Arc<Vocabulary>>,
     /// How often first proposals were kept lately.
     firsts: Firsts,
+    /// This step's first proposals committed together, when that canvas
+    /// was refused (see "Proposals together"): a canvas holding all its
+    /// tokens is refused without a check.
+    refused: Option<Vec<u32>>,
     /// The next step's forward pass started on a guessed canvas (see
     /// "Overlap"): the canvas and its logits, every row.
     guess: Option<(Vec<u32>, Tensor)>,
@@ -486,6 +492,7 @@ impl<'a> Decoder<'a, '_> {
     /// committing `quota` of them.
     fn step(&mut self, s: usize, steps: usize, masked: &[usize], quota: usize) -> Result<Stop> {
         self.out.steps += 1;
+        self.refused = None;
         let quota = quota.min(masked.len());
         let mut committed = 0;
         let mut stop = Stop::Go;
@@ -843,6 +850,8 @@ impl<'a> Decoder<'a, '_> {
         if ok {
             self.canvas = canvas;
             self.firsts.note(checked, checked);
+        } else {
+            self.refused = Some(canvas);
         }
         Ok(ok)
     }
@@ -860,7 +869,13 @@ impl<'a> Decoder<'a, '_> {
         let bytes = self.codec.token_bytes(tok);
         if matches!(reuse, Reuse::First) {
             *reuse = Reuse::Build;
-            let ok = self.check_view(&view)?;
+            let ok = match self.holds_refused() {
+                true => {
+                    self.out.known_refusals += 1;
+                    false
+                }
+                false => self.check_view(&view)?,
+            };
             self.firsts.note(ok as u32, 1);
             return Ok(ok);
         }
@@ -919,6 +934,21 @@ impl<'a> Decoder<'a, '_> {
         self.out.time_constraint += t0.elapsed();
         self.out.masks += 1;
         Ok(Some(allowed))
+    }
+
+    /// Whether the canvas holds every token of this step's refused
+    /// canvas ([`Decoder::refused`]) at its position: it then has no more
+    /// completions than that one (none), and is refused without a check —
+    /// after proposals together are refused, going one by one comes back
+    /// to that very canvas whenever all but the last of them are kept.
+    fn holds_refused(&self) -> bool {
+        let mask = self.special.mask;
+        self.refused.as_ref().is_some_and(|r| {
+            r.len() == self.canvas.len()
+                && r.iter()
+                    .zip(&self.canvas)
+                    .all(|(&a, &b)| a == mask || a == b)
+        })
     }
 
     fn check_canvas(&mut self, canvas: &[u32]) -> Result<bool> {

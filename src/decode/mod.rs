@@ -359,6 +359,10 @@ pub struct DecodeOutput {
     /// Plain completability checks of the canvas (proposals answered by an
     /// insertion point's reuse, masks and the witness not counted).
     pub checks: usize,
+    /// Proposals refused without a check: the canvas held every token of
+    /// the step's refused first proposals together (not counted in
+    /// `checks`; counted in `rejections`).
+    pub known_refusals: usize,
     /// Time in the model (forward passes and copying logits).
     pub time_model: Duration,
     /// Time in completability checks and the witness.
