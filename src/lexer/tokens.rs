@@ -862,7 +862,7 @@ impl TokenNfa {
         if prefix {
             return Ok(Built::Prefix(raw_prefix(&nodes, finals, edges, spans, end)));
         }
-        Ok(Built::Whole(trim(&finals, &edges, &spans, &b.costs)))
+        Ok(Built::Whole(trim(&finals, edges, &spans, &b.costs)))
     }
 }
 
@@ -982,7 +982,7 @@ fn raw_prefix(
     }
     at.sort_unstable();
     at.dedup();
-    let (out_edges, out_eps) = split_eps(edges.rows(), edges.n_items(), Some);
+    let (out_edges, out_eps) = split_eps(edges, None, Some);
     Frontier {
         nfa: TokenNfa {
             start: 0,
@@ -1384,12 +1384,12 @@ impl Nodes {
 /// weighs the moves `(from, label, to)` that swallow bytes (empty: none).
 fn trim(
     finals: &[bool],
-    edges: &Rows<(u32, u32)>,
+    edges: Rows<(u32, u32)>,
     spans: &[Span],
     costs: &FxMap<(u32, u32, u32), u32>,
 ) -> TokenNfa {
     let n = finals.len();
-    let alive = live_states(finals, edges);
+    let alive = live_states(finals, &edges);
     if n == 0 || !alive[0] {
         return TokenNfa {
             start: 0,
@@ -1416,17 +1416,10 @@ fn trim(
         let d = new_id[d as usize];
         (d != u32::MAX).then_some(d)
     };
-    let live = order.iter().map(|&s| edges.row(s as usize));
-    // Every state live (what canvases build): the names stay.
-    let (out_edges, out_eps) = match order.len() == n {
-        true => split_eps(live, edges.n_items(), Some),
-        false => split_eps(live, edges.n_items(), rename),
-    };
-    // The weights, in the same order as the moves kept.
+    // The weights, in the same order as the moves kept (read before the
+    // moves are renamed in place).
     let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
     if !costs.is_empty() {
-        edge_costs.reserve(out_edges.n_items());
-        eps_costs.reserve(out_eps.n_items());
         for &s in &order {
             for &(t, d) in edges.row(s as usize) {
                 if rename(d).is_some() {
@@ -1439,6 +1432,11 @@ fn trim(
             }
         }
     }
+    // Every state live (what canvases build): the names stay.
+    let (out_edges, out_eps) = match order.len() == n {
+        true => split_eps(edges, None, Some),
+        false => split_eps(edges, Some(&order), rename),
+    };
     TokenNfa {
         start: 0,
         finals: order.iter().map(|&s| finals[s as usize]).collect(),
@@ -1526,28 +1524,48 @@ fn live_by_reverse_search(finals: &[bool], edges: &Rows<(u32, u32)>) -> Vec<bool
     alive
 }
 
-/// The terminal edges and the ε-moves (edges labelled [`EPS`]) of each of
-/// the `rows` (about `n_items` edges in all), targets renamed by `rename`
-/// (`None`: the edge is dropped).
-fn split_eps<'a>(
-    rows: impl ExactSizeIterator<Item = &'a [(u32, u32)]>,
-    n_items: usize,
+/// The terminal edges and the ε-moves (edges labelled [`EPS`]) of the
+/// rows of `edges` named by `keep` (ascending; `None`: every row), targets
+/// renamed by `rename` (`None`: the edge is dropped). The terminal edges
+/// stay in `edges`' own array, moved down over what is dropped: a canvas's
+/// automaton has thousands of them (a hole state's dozens of terminals),
+/// and copying them into a fresh array wrote as much memory again, cold
+/// after a decoder's forward pass.
+fn split_eps(
+    mut edges: Rows<(u32, u32)>,
+    keep: Option<&[u32]>,
     rename: impl Fn(u32) -> Option<u32>,
 ) -> (Rows<(u32, u32)>, Rows<u32>) {
-    let mut terms = Rows::with_capacity(rows.len(), n_items);
-    let mut eps = Rows::with_capacity(rows.len(), 0);
-    for es in rows {
-        for &(t, d) in es {
-            match (t, rename(d)) {
+    let n_rows = keep.map_or(edges.at.len() - 1, <[u32]>::len);
+    let mut at = Vec::with_capacity(n_rows + 1);
+    at.push(0);
+    let mut eps = Rows::with_capacity(n_rows, 0);
+    // Runs of edges into one state (a hole state's) rename it once.
+    let mut last = (u32::MAX, None);
+    let mut w = 0;
+    for k in 0..n_rows {
+        let s = keep.map_or(k, |keep| keep[k] as usize);
+        // Rows ascend, so `w` never passes the row being read.
+        for i in edges.at[s] as usize..edges.at[s + 1] as usize {
+            let (t, d) = edges.items[i];
+            if d != last.0 {
+                last = (d, rename(d));
+            }
+            match (t, last.1) {
                 (_, None) => {}
                 (EPS, Some(d)) => eps.push(d),
-                (_, Some(d)) => terms.push((t, d)),
+                (_, Some(d)) => {
+                    edges.items[w] = (t, d);
+                    w += 1;
+                }
             }
         }
-        terms.end_row();
+        at.push(w as u32);
         eps.end_row();
     }
-    (terms, eps)
+    edges.items.truncate(w);
+    edges.at = at;
+    (edges, eps)
 }
 
 /// The indices of the bits set in both `a` and `b`, ascending (word by
