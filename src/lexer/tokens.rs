@@ -762,7 +762,6 @@ impl TokenNfa {
                     // hole's set after a lexeme end): 37 edges per hole state
                     // and one target on C++ canvases, where looking each up
                     // was a fifth of a decoder's check.
-                    let mut last: Option<(u32, Spent, u32)> = None;
                     if limit.is_none() {
                         // Unlimited: a run of terminals into one set is
                         // one state, its edges copied in one go.
@@ -770,20 +769,25 @@ impl TokenNfa {
                             let target = nodes.intern_hole((p, run[0].1, used, 0), max_states)?;
                             edges.extend(run.iter().map(|&(t, _)| (t, target)));
                         }
-                    }
-                    for &(t, next) in trans.iter().filter(|_| limit.is_some()) {
-                        let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
-                            continue;
-                        };
-                        let target = match last {
-                            Some((n, u, target)) if n == next && u == used => target,
-                            _ => {
-                                let target = nodes.intern_hole((p, next, used, 0), max_states)?;
-                                last = Some((next, used, target));
-                                target
-                            }
-                        };
-                        edges.push((t, target));
+                    } else {
+                        // Limited: each terminal charges its shortest
+                        // length, so a run may split by the bytes spent.
+                        let mut last: Option<(u32, Spent, u32)> = None;
+                        for &(t, next) in trans.iter() {
+                            let Some(used) = used.after(limit, lexer.min_len[t as usize]) else {
+                                continue;
+                            };
+                            let target = match last {
+                                Some((n, u, target)) if n == next && u == used => target,
+                                _ => {
+                                    let target =
+                                        nodes.intern_hole((p, next, used, 0), max_states)?;
+                                    last = Some((next, used, target));
+                                    target
+                                }
+                            };
+                            edges.push((t, target));
+                        }
                     }
                     budget.spend((edges.items.len() - row) as u64)?;
                     let bits = view.bits(set);
