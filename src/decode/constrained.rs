@@ -57,7 +57,11 @@
 //!   when that check refuses do they go one by one: the same tokens are
 //!   committed either way, with one check instead of `quota` on the
 //!   common step where every first proposal is kept (not with hole limits,
-//!   whose check is not exact for longer fills).
+//!   whose check is not exact for longer fills). When that check refuses,
+//!   the refused canvas is kept for the step: a proposal whose canvas holds
+//!   all its tokens (one by one comes back to it when all but the last
+//!   proposal are kept) has no completion either and is refused without a
+//!   check ([`DecodeOutput::known_refusals`]).
 //!
 //!   **Overlap** ([`DecodeConfig::overlap`], off by default). On a GPU the
 //!   forward pass is queued on the device and the CPU is free until its
