@@ -653,6 +653,7 @@ fn qwen2_vocabulary_mask_cost() {
         // (which the mask must allow). Charts and kept walks carry over
         // from token to token.
         let mut times = Vec::new();
+        let (mut loop_checks, mut loop_implied) = (Vec::new(), Vec::new());
         let mut rng = SplitMix64::new(11);
         for _ in 0..points.min(30) {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
@@ -672,8 +673,12 @@ fn qwen2_vocabulary_mask_cost() {
             }
             for id in ids {
                 let t0 = Instant::now();
+                let before = ins.stats();
                 let mask = ins.mask(&vocab).unwrap();
                 times.push(t0.elapsed().as_secs_f64() * 1e3);
+                let after = ins.stats();
+                loop_checks.push(after.checks - before.checks);
+                loop_implied.push(after.implied - before.implied);
                 assert!(
                     mask[id as usize],
                     "{name}: the document's own token {id} refused"
@@ -682,12 +687,17 @@ fn qwen2_vocabulary_mask_cost() {
             }
         }
         times.sort_by(f64::total_cmp);
+        loop_checks.sort_unstable();
+        loop_implied.sort_unstable();
         eprintln!(
-            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms",
+            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms; checks median {} max {}; implied median {}",
             times.len(),
             q(&times, 0.5),
             q(&times, 0.9),
-            times[times.len() - 1]
+            times[times.len() - 1],
+            loop_checks[loop_checks.len() / 2],
+            loop_checks[loop_checks.len() - 1],
+            loop_implied[loop_implied.len() / 2],
         );
     }
 }
