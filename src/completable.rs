@@ -316,39 +316,40 @@ impl Constraint {
 
     /// The automaton of `right` read from lexer state `l1` (a lexeme in
     /// progress at its start).
-    pub(crate) fn suffix_automaton(&self, right: &Partial, l1: u32) -> Result<TokenNfa> {
+    /// The automaton of `right` read from each lexer state as a [`Tail`]
+    /// (its chart kept across the checks that end in it), entry `l` for
+    /// lexer state `l`: one automaton and one chart for every state an
+    /// insertion may leave (from most of them `right` is read the same
+    /// after a lexeme or two).
+    pub(crate) fn suffix_tail(&self, right: &Partial) -> Result<Tail> {
         let mut budget = self.budget("the automaton of the text after an insertion point");
-        TokenNfa::build_from(
+        let starts: Vec<u32> = (0..self.lexer.len() as u32).collect();
+        let (nfa, entries) = TokenNfa::build_entries(
             &self.lexer,
             &self.holes,
             right,
-            &[l1],
+            &starts,
             &mut budget,
             self.config.partial_states,
-        )
-    }
-
-    /// The automaton of `right` read from `l1` as a [`Tail`] (its chart
-    /// kept across the checks that end in it).
-    pub(crate) fn suffix_tail(&self, right: &Partial, l1: u32) -> Result<Tail> {
-        let nfa = self.suffix_automaton(right, l1)?;
-        self.search.tail(nfa)
+        )?;
+        self.search.tail(nfa, entries)
     }
 
     /// See [`Intersector::search_tail`]: the check of an insertion whose
-    /// prefix chart is `base` and whose text after it is `tail`, from the
-    /// frontier states `from` (over one terminal of `before` first, if
-    /// given).
+    /// prefix chart is `base` and whose text after it is `tail` read from
+    /// lexer state `l1`, from the frontier states `from` (over one terminal
+    /// of `before` first, if given).
     pub(crate) fn search_tail(
         &self,
         base: &Base,
         tail: &mut Tail,
+        l1: u32,
         from: &[u32],
         before: Option<&[u32]>,
     ) -> Result<bool> {
         let mut budget = self.budget("the completability check");
         self.search
-            .search_tail(base, tail, from, before, &mut budget)
+            .search_tail(base, tail, l1 as usize, from, before, &mut budget)
     }
 
     /// See [`Intersector::extend`]: the check of an insertion whose prefix

@@ -42,18 +42,23 @@
 //!   relation does not need a check of the whole text: the automaton of `left` as a prefix and its phase-1 chart
 //!   (every item, to the fixpoint, with every production predicted at the
 //!   states where `left` ends) are built on the first check at the point,
-//!   the automaton of `right` once per lexer state `l₁` an insertion can
-//!   leave, and a relation is decided by moving the items waiting at the
+//!   the automaton of `right` once with an entry per lexer state `l₁` an
+//!   insertion can leave, and a relation is decided by moving the items waiting at the
 //!   end of `left` over its terminals into `right`'s automaton and searching
 //!   on from there (`Prefix` below; the intersection module's `extend`).
 //!   Same answers (the mask tests compare every token with a full check and
 //!   assert that both ways are used); over Qwen2's 151,667 tokens a C++
 //!   mask took a median 161 ms with a full check per relation, 31 ms so.
-//!   The chart of `right` from `l₁` is kept too once a second relation
-//!   ends there (its items whose origin is in `right` do not depend on the
-//!   relation; the intersection module's `Tail`), so an autoregressive
-//!   loop, whose `right` never changes, searches it about once per region
-//!   instead of once per new relation.
+//!   The chart of `right` is kept too (its items whose origin is in
+//!   `right` do not depend on the relation, nor on the entry it came in
+//!   by; the intersection module's `Tail`), so an autoregressive loop,
+//!   whose `right` never changes, searches it about once per region
+//!   instead of once per new relation. One automaton with an entry per
+//!   `l₁`, not one per `l₁`: read from most lexer states, `right` reaches
+//!   the same sets of configurations after its first lexeme or two, so
+//!   they are made and searched once (about 7 automata and charts of
+//!   `right` per region of a C++ file before; `insertion_cost` on the 2.3
+//!   KB file, per proposal: 101–103 → 59–75 µs, functions unchanged).
 //! * **Rows that subsume each other.** When `right` starts with a hole,
 //!   a row `(l₀, τ, l₁)` allows what the hole allows from the lexer states
 //!   its bytes reach from `l₁` (`l₁`'s hole closure), and that grows with
@@ -585,7 +590,8 @@ pub struct Insertion<'c> {
 /// What a check of `left · t · right` reuses when `left` ends in fixed
 /// text and has at most [`PREFIX_MAX_HOLES`] holes: the
 /// automaton of `left` as a prefix with its phase-1 chart, and the
-/// automaton of `right` from each lexer state `l₁` an insertion may leave.
+/// automaton of `right` read from the lexer states `l₁` an insertion may
+/// leave (one automaton, an entry per `l₁`).
 /// A new relation then costs the search of `t`'s terminals and `right`
 /// from the chart's frontier, not a check of the whole text: per row
 /// `(l₀, T₁…T_m, l₁)` of the relation, the items at the frontier states of
@@ -606,9 +612,9 @@ struct Prefix {
     /// [`crate::lexer::Frontier`]).
     at: Vec<(u32, u32)>,
     base: Base,
-    /// The automaton of `right` read from `l₁` with its kept chart, per
-    /// `l₁`.
-    right: FxMap<u32, Tail>,
+    /// The automaton of `right` read from each `l₁` (entry `l₁`) with its
+    /// kept chart, once a row needed it.
+    right: Option<Tail>,
     /// The chart grown by a row's terminals `T₁…T_m` (m ≥ 1) from its
     /// `l₀`'s frontier (any terminal may follow, so that it serves every
     /// `l₁`), kept for the next row with the same `l₀` and terminals: in a
@@ -664,7 +670,7 @@ impl Clone for Prefix {
         Prefix {
             at: self.at.clone(),
             base: self.base.clone(),
-            right: FxMap::default(),
+            right: None,
             grown: FxMap::default(),
         }
     }
@@ -948,7 +954,7 @@ impl<'c> Insertion<'c> {
             self.prefix = Some(Box::new(Prefix {
                 at: frontier.at,
                 base,
-                right: FxMap::default(),
+                right: None,
                 grown: FxMap::default(),
             }));
         }
@@ -1030,30 +1036,30 @@ impl<'c> Insertion<'c> {
                 (lx.start, None)
             }
             Some(Ends::Emits(set))
-                if !tail_from(&mut pre.right, c, &self.right, lx.start)?.accepts_empty() =>
+                if !tail_of(&mut pre.right, c, &self.right)?.accepts_empty(lx.start as usize) =>
             {
                 self.stats.ended += 1;
                 (lx.start, Some(&term_sets[set as usize][..]))
             }
             _ => (l1, None),
         };
-        let r = tail_from(&mut pre.right, c, &self.right, l1)?;
-        if r.is_empty() {
+        let r = tail_of(&mut pre.right, c, &self.right)?;
+        if r.is_empty(l1 as usize) {
             return Ok(Some(false));
         }
         self.point.sequence(seq, &mut self.seq);
-        let ok = match (self.seq.split_first(), r.accepts_empty()) {
+        let ok = match (self.seq.split_first(), r.accepts_empty(l1 as usize)) {
             // The word may end at the point: the base has no final
             // state to say so; a full check does.
             (None, true) => return Ok(None),
             // The lexeme in progress goes on into `right`: the
             // frontier's items scan the terminals `right` starts with.
-            (None, false) => c.search_tail(&pre.base, r, &from, before),
+            (None, false) => c.search_tail(&pre.base, r, l1, &from, before),
             // The word may end after the insertion's terminals: they
             // and `right` as one automaton, searched afresh.
             (Some((&first, rest)), true) => {
                 let rest: Vec<&[u32]> = rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
-                let (ext, to) = TokenNfa::chain(&rest, r.nfa());
+                let (ext, to) = TokenNfa::chain(&rest, &r.nfa_from(l1 as usize));
                 let steps: Vec<(u32, u32)> =
                     term_sets[first as usize].iter().map(|&t| (t, to)).collect();
                 let seeds = [Seed {
@@ -1094,7 +1100,7 @@ impl<'c> Insertion<'c> {
                     };
                     c.grow(&mut pre.base, by)?;
                 }
-                let ok = c.search_tail(&pre.base, r, &[end], before);
+                let ok = c.search_tail(&pre.base, r, l1, &[end], before);
                 if let Some(layer) = pre.base.detach() {
                     if pre.grown.len() >= MAX_GROWN {
                         pre.grown.clear();
@@ -1108,7 +1114,7 @@ impl<'c> Insertion<'c> {
             Ok(ok) => ok,
             Err(e) => {
                 // The kept chart may be inconsistent now.
-                pre.right.remove(&l1);
+                pre.right = None;
                 return Err(e);
             }
         };
@@ -1361,17 +1367,16 @@ impl Answered {
     }
 }
 
-/// The tail of `right` read from `l1`, made on first use.
-fn tail_from<'t>(
-    tails: &'t mut FxMap<u32, Tail>,
+/// The tail of `right` read from every lexer state, made on first use.
+fn tail_of<'t>(
+    tail: &'t mut Option<Tail>,
     c: &Constraint,
     right: &Partial,
-    l1: u32,
 ) -> Result<&'t mut Tail> {
-    Ok(match tails.entry(l1) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => e.insert(c.suffix_tail(right, l1)?),
-    })
+    match tail {
+        Some(t) => Ok(t),
+        None => Ok(tail.insert(c.suffix_tail(right)?)),
+    }
 }
 
 /// How the lexeme in progress in `l1` ends when it can only end where it

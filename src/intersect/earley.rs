@@ -404,6 +404,11 @@ pub(crate) fn extend(
 /// anew. Over the many relations of one insertion point — and over every
 /// point of an autoregressive loop, where the text after the point stays
 /// the same — the text after the point is searched about once.
+///
+/// A tail may have several entries (the text read from several lexer
+/// states, [`crate::lexer::TokenNfa::build_entries`]): a search enters by
+/// one of them, and the kept chart serves them all, since its items are
+/// those of the automaton's own states whichever entry led there.
 pub(crate) struct Tail {
     nfa: TokenNfa,
     /// The kept chart; `None` before the first search, and after a search
@@ -411,11 +416,16 @@ pub(crate) struct Tail {
     own: Option<Own>,
     /// Searches so far.
     searches: u32,
-    /// The steps out of the start's ε-closure, sorted.
-    steps: Vec<(u32, u32)>,
-    /// Whether the start's ε-closure holds a final state.
-    accepts_empty: bool,
+    /// Per entry: its state (`None`: nothing is accepted from it).
+    entries: Vec<Option<u32>>,
+    /// Per entry, made on first use.
+    entered: Vec<Option<Entered>>,
 }
+
+/// How a [`Tail`] is entered at one of its entries: the steps out of the
+/// entry's ε-closure (sorted) and whether that closure holds a final
+/// state.
+type Entered = (Vec<(u32, u32)>, bool);
 
 impl std::fmt::Debug for Tail {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -426,49 +436,82 @@ impl std::fmt::Debug for Tail {
 }
 
 impl Tail {
-    /// The tail of `nfa`, nothing searched yet.
-    pub(crate) fn new(nfa: TokenNfa) -> Tail {
-        let start = match nfa.is_empty() {
-            true => Vec::new(),
-            false => nfa.closure(&[nfa.start]),
-        };
-        let accepts_empty = start.iter().any(|&q| nfa.finals[q as usize]);
-        let mut steps: Vec<(u32, u32)> = start
-            .iter()
-            .flat_map(|&q| nfa.edges(q).iter().copied())
-            .collect();
-        steps.sort_unstable();
-        steps.dedup();
+    /// The tail of `nfa` entered at the states `entries`, nothing searched
+    /// yet.
+    pub(crate) fn new(nfa: TokenNfa, entries: Vec<Option<u32>>) -> Tail {
+        let entered = vec![None; entries.len()];
         Tail {
             nfa,
             own: None,
             searches: 0,
-            steps,
-            accepts_empty,
+            entries,
+            entered,
         }
     }
 
-    /// The automaton.
+    /// The state of entry `k`, if anything is accepted from it.
+    fn entry(&self, k: usize) -> Option<u32> {
+        self.entries
+            .get(k)
+            .copied()
+            .flatten()
+            .filter(|_| !self.nfa.is_empty())
+    }
+
+    /// The steps out of entry `k`'s ε-closure and whether it accepts the
+    /// empty word (empty and `false` where nothing is accepted from it).
+    fn entered(&mut self, k: usize) -> (&[(u32, u32)], bool) {
+        if self.entered.get(k).is_some_and(Option::is_none) {
+            let start = match self.entry(k) {
+                Some(e) => self.nfa.closure(&[e]),
+                None => Vec::new(),
+            };
+            let nfa = &self.nfa;
+            let accepts_empty = start.iter().any(|&q| nfa.finals[q as usize]);
+            let mut steps: Vec<(u32, u32)> = start
+                .iter()
+                .flat_map(|&q| nfa.edges(q).iter().copied())
+                .collect();
+            steps.sort_unstable();
+            steps.dedup();
+            self.entered[k] = Some((steps, accepts_empty));
+        }
+        match self.entered.get(k) {
+            Some(Some((steps, e))) => (steps, *e),
+            _ => (&[], false),
+        }
+    }
+
+    /// The automaton (its start leads to every entry).
     pub(crate) fn nfa(&self) -> &TokenNfa {
         &self.nfa
     }
 
-    /// Whether the automaton accepts nothing.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.nfa.is_empty()
+    /// The automaton read from entry `k` (a copy of it with that start).
+    pub(crate) fn nfa_from(&self, k: usize) -> TokenNfa {
+        let mut nfa = self.nfa.clone();
+        if let Some(e) = self.entry(k) {
+            nfa.start = e;
+        }
+        nfa
     }
 
-    /// Whether the automaton accepts the empty word.
-    pub(crate) fn accepts_empty(&self) -> bool {
-        self.accepts_empty
+    /// Whether the automaton accepts nothing from entry `k`.
+    pub(crate) fn is_empty(&self, k: usize) -> bool {
+        self.entry(k).is_none()
     }
 
-    /// Whether the goal is reachable when the automaton follows the base's
-    /// frontier states `from` (every item there waiting for a terminal the
-    /// automaton starts with moves into it; with `before`, sorted, every
-    /// item waiting for one of those terminals moves over it to the
-    /// automaton's start): [`extend`] with the tail's own items reused and
-    /// kept.
+    /// Whether the automaton accepts the empty word from entry `k`.
+    pub(crate) fn accepts_empty(&mut self, k: usize) -> bool {
+        self.entered(k).1
+    }
+
+    /// Whether the goal is reachable when the automaton, entered at entry
+    /// `k`, follows the base's frontier states `from` (every item there
+    /// waiting for a terminal the automaton starts with there moves into
+    /// it; with `before`, sorted, every item waiting for one of those
+    /// terminals moves over it to the entry): [`extend`] with the tail's
+    /// own items reused and kept.
     ///
     /// # Errors
     /// As [`extend`]; the tail is then unusable (and says so on every later
@@ -477,15 +520,23 @@ impl Tail {
         &mut self,
         g: &Intersector,
         base: &Base,
+        k: usize,
         from: &[u32],
         before: Option<&[u32]>,
         budget: &mut Budget,
     ) -> Result<bool> {
+        let Some(state) = self.entry(k) else {
+            return Ok(false);
+        };
+        // Taken out while the search borrows the tail (put back after it;
+        // made again if a search fails).
+        self.entered(k);
+        let made = self.entered[k].take();
         let entry: Vec<(u32, u32)>;
         let steps = match before {
-            None => &self.steps[..],
+            None => made.as_ref().map_or(&[][..], |m| &m.0[..]),
             Some(ts) => {
-                entry = ts.iter().map(|&t| (t, self.nfa.start)).collect();
+                entry = ts.iter().map(|&t| (t, state)).collect();
                 &entry[..]
             }
         };
@@ -516,6 +567,7 @@ impl Tail {
         };
         let (chart, _, _, own) = search_in(g, &self.nfa, budget, own, s)?;
         self.own = Some(own);
+        self.entered[k] = made;
         Ok(chart.goal.is_some())
     }
 }

@@ -331,17 +331,18 @@ impl Intersector {
         earley::extend(self, base, ext, seeds, budget)
     }
 
-    /// The [`Tail`] of `nfa`: its chart, kept across searches from bases.
+    /// The [`Tail`] of `nfa` entered at `entries`: its chart, kept across
+    /// searches from bases.
     ///
     /// # Errors
     /// [`ErrorKind::SizeLimit`] as [`Intersector::check`].
-    pub(crate) fn tail(&self, nfa: TokenNfa) -> Result<Tail> {
+    pub(crate) fn tail(&self, nfa: TokenNfa, entries: Vec<Option<u32>>) -> Result<Tail> {
         self.check_sizes(&nfa)?;
-        Ok(Tail::new(nfa))
+        Ok(Tail::new(nfa, entries))
     }
 
-    /// [`Intersector::extend`] into a tail from the base's frontier states
-    /// `from` (see [`Tail::search`]).
+    /// [`Intersector::extend`] into a tail, entered at entry `k`, from the
+    /// base's frontier states `from` (see [`Tail::search`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -349,15 +350,16 @@ impl Intersector {
         &self,
         base: &Base,
         tail: &mut Tail,
+        k: usize,
         from: &[u32],
         before: Option<&[u32]>,
         budget: &mut Budget,
     ) -> Result<bool> {
-        if tail.is_empty() || from.is_empty() {
+        if tail.is_empty(k) || from.is_empty() {
             return Ok(false);
         }
         self.fits(base, tail.nfa())?;
-        tail.search(self, base, from, before, budget)
+        tail.search(self, base, k, from, before, budget)
     }
 
     /// Whether the states of `base` and `ext` together fit an item.

@@ -22,8 +22,7 @@ pub(crate) const DENSE_HEADS: u64 = 1 << 18;
 
 /// The same for tables that hold few entries and are made many times (the
 /// searches of an insertion point's relations, one per relation; a tail
-/// keeps its tables, one per lexer state after the point): larger ones
-/// are hashed.
+/// keeps its tables, one per insertion point): larger ones are hashed.
 const DENSE_HEADS_FEW: u64 = 1 << 15;
 
 /// How many of a dense [`Heads`]' entries a search sets, which decides its

@@ -91,6 +91,9 @@ enum Mode {
     Weighed,
     /// The untrimmed automaton of a prefix.
     Prefix,
+    /// The trimmed automaton with an entry state per start (see
+    /// [`TokenNfa::build_entries`]).
+    Entries,
 }
 
 /// The tag on a configuration's lexer state, in a weighed build: the lexeme
@@ -578,6 +581,7 @@ impl TokenNfa {
     /// The automaton of `partial` read from lexer states `starts` (each a
     /// lexeme in progress at its first byte, as after an insertion): the
     /// right-hand side of an insertion point.
+    #[cfg(test)]
     pub(crate) fn build_from(
         lexer: &Lexer,
         cache: &HoleCache,
@@ -597,6 +601,37 @@ impl TokenNfa {
             Mode::Whole,
         )?
         .into_nfa())
+    }
+
+    /// The automaton of `partial` read from each lexer state of `starts`,
+    /// all in one: per start its entry state (`None` where nothing is
+    /// accepted from it), from which the automaton accepts what it would
+    /// read from that start alone (the states
+    /// are the same sets of configurations, made once: after a lexeme or
+    /// two most starts reach the same ones). The start state leads to
+    /// every entry by ε-moves.
+    pub(crate) fn build_entries(
+        lexer: &Lexer,
+        cache: &HoleCache,
+        partial: &Partial,
+        starts: &[u32],
+        budget: &mut Budget,
+        max_states: usize,
+    ) -> Result<(TokenNfa, Vec<Option<u32>>)> {
+        match Self::build_in(
+            lexer,
+            cache,
+            partial,
+            &[],
+            budget,
+            max_states,
+            starts,
+            Mode::Entries,
+        )? {
+            Built::Whole(nfa, entries) => Ok((nfa, entries)),
+            // Only a prefix's build makes one.
+            Built::Prefix(f) => Ok((f.nfa, vec![None; starts.len()])),
+        }
     }
 
     /// The untrimmed automaton of `left` as the prefix of a longer text
@@ -619,7 +654,7 @@ impl TokenNfa {
             Mode::Prefix,
         )? {
             Built::Prefix(f) => Ok(f),
-            Built::Whole(nfa) => Ok(Frontier {
+            Built::Whole(nfa, _) => Ok(Frontier {
                 nfa,
                 at: Vec::new(),
             }),
@@ -689,12 +724,48 @@ impl TokenNfa {
         ceiling.admit(hint.saturating_mul(40))?;
         nodes.chunk_ids.reserve(hint / 2);
         nodes.hole_ids.reserve(hint / 2);
-        // Node 0: a virtual start with ε-moves to the start closure's states.
+        // Node 0: a virtual start with ε-moves to the start closure's
+        // states; with entries, to each start's entry: the one state of its
+        // closure, or a node with ε-moves to the states of its closure (one
+        // per distinct closure).
         nodes.kinds.push(Node::Start);
         nodes.same_hash.push(NO_NODE);
-        let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
-        b.closure(&seeds, budget)?;
-        let start_targets = nodes.intern_set(&mut view, &mut b, max_states)?;
+        let mut entry_targets: Vec<Targets> = Vec::new();
+        let mut entry_of: Vec<u32> = Vec::new();
+        let start_targets: Targets = if mode == Mode::Entries {
+            let mut by_targets: FxMap<Targets, u32> = FxMap::default();
+            ceiling.reserve(&mut entry_of, starts.len())?;
+            for &l in starts {
+                b.closure(&[conf(0, l)], budget)?;
+                let targets = nodes.intern_set(&mut view, &mut b, max_states)?;
+                let entry = match targets[..] {
+                    [] => NO_NODE,
+                    [(n, _)] => n,
+                    _ => match by_targets.get(&targets) {
+                        Some(&n) => n,
+                        None => {
+                            let n = nodes.new_id(max_states)?;
+                            ceiling
+                                .push(&mut nodes.kinds, Node::Entry(entry_targets.len() as u32))?;
+                            ceiling.push(&mut nodes.same_hash, NO_NODE)?;
+                            ceiling.room_in_map(&by_targets)?;
+                            by_targets.insert(targets.clone(), n);
+                            ceiling.push(&mut entry_targets, targets)?;
+                            n
+                        }
+                    },
+                };
+                entry_of.push(entry);
+            }
+            let mut all: Vec<u32> = entry_of.iter().copied().filter(|&n| n != NO_NODE).collect();
+            all.sort_unstable();
+            all.dedup();
+            all.into_iter().map(|n| (n, 0)).collect()
+        } else {
+            let seeds: Vec<Conf> = starts.iter().map(|&l| conf(0, l)).collect();
+            b.closure(&seeds, budget)?;
+            nodes.intern_set(&mut view, &mut b, max_states)?
+        };
         let mut em = Emitter {
             memo: FxMap::default(),
             buckets: vec![Confs::new(); lexer.n_terms],
@@ -719,6 +790,13 @@ impl TokenNfa {
                     ceiling.push(&mut finals, false)?;
                     edges.reserve(ceiling, start_targets.len())?;
                     edges.push_row(start_targets.iter().map(|&(n, _)| (EPS, n)));
+                    continue;
+                }
+                &Node::Entry(k) => {
+                    let targets = &entry_targets[k as usize];
+                    ceiling.push(&mut finals, false)?;
+                    edges.reserve(ceiling, targets.len())?;
+                    edges.push_row(targets.iter().map(|&(n, _)| (EPS, n)));
                     continue;
                 }
                 &Node::Chunk(at, n) => {
@@ -866,7 +944,8 @@ impl TokenNfa {
         if prefix {
             return Ok(Built::Prefix(raw_prefix(&nodes, finals, edges, spans, end)));
         }
-        Ok(Built::Whole(trim(&finals, edges, &spans, &b.costs)))
+        let (nfa, entries) = trim(&finals, edges, &spans, &b.costs, &entry_of);
+        Ok(Built::Whole(nfa, entries))
     }
 }
 
@@ -935,7 +1014,9 @@ impl TokenNfa {
 
 /// What [`TokenNfa::build_in`] made.
 enum Built {
-    Whole(TokenNfa),
+    /// The automaton and, built with entries, per start its entry state
+    /// (`None`: nothing is accepted from it).
+    Whole(TokenNfa, Vec<Option<u32>>),
     Prefix(Frontier),
 }
 
@@ -943,7 +1024,7 @@ impl Built {
     /// The automaton, trimmed or (for a prefix) not.
     fn into_nfa(self) -> TokenNfa {
         match self {
-            Built::Whole(nfa) => nfa,
+            Built::Whole(nfa, _) => nfa,
             Built::Prefix(f) => f.nfa,
         }
     }
@@ -1187,6 +1268,9 @@ fn sort_dedup(items: &mut Vec<(u32, u32)>, from: usize) {
 enum Node {
     /// The virtual start.
     Start,
+    /// An entry with ε-moves to the states of a start's closure, the
+    /// `k`-th such ([`TokenNfa::build_entries`]).
+    Entry(u32),
     /// A set of chunk configurations (determinised within the chunk):
     /// `n` of them from offset `at` of [`Nodes`]'s arena.
     Chunk(u32, u32),
@@ -1282,7 +1366,7 @@ impl Nodes {
     /// end), a hole state inside its hole.
     fn span(&self, node: &Node) -> Span {
         match *node {
-            Node::Start => NO_SPAN,
+            Node::Start | Node::Entry(_) => NO_SPAN,
             Node::Chunk(at, n) => self
                 .chunk(at, n)
                 .iter()
@@ -1386,16 +1470,19 @@ impl Nodes {
 /// Keeps the states that can reach a final state (all are reachable from
 /// 0), in their order; edges labelled [`EPS`] become the ε-moves; `costs`
 /// weighs the moves `(from, label, to)` that swallow bytes (empty: none).
+/// Also returns the new names of the states `entries` (`None`: dropped,
+/// or [`NO_NODE`]).
 fn trim(
     finals: &[bool],
     edges: Rows<(u32, u32)>,
     spans: &[Span],
     costs: &FxMap<(u32, u32, u32), u32>,
-) -> TokenNfa {
+    entries: &[u32],
+) -> (TokenNfa, Vec<Option<u32>>) {
     let n = finals.len();
     let alive = live_states(finals, &edges);
     if n == 0 || !alive[0] {
-        return TokenNfa {
+        let nfa = TokenNfa {
             start: 0,
             finals: Vec::new(),
             edges: Rows::empty(0),
@@ -1404,6 +1491,7 @@ fn trim(
             edge_costs: Vec::new(),
             eps_costs: Vec::new(),
         };
+        return (nfa, vec![None; entries.len()]);
     }
     // The live states keep their order. The construction numbers states
     // breadth-first from 0 (each when an edge first reaches it), so every
@@ -1420,6 +1508,10 @@ fn trim(
         let d = new_id[d as usize];
         (d != u32::MAX).then_some(d)
     };
+    let entry_ids = entries
+        .iter()
+        .map(|&e| (e != NO_NODE).then(|| rename(e)).flatten())
+        .collect();
     // The weights, in the same order as the moves kept (read before the
     // moves are renamed in place).
     let (mut edge_costs, mut eps_costs) = (Vec::new(), Vec::new());
@@ -1441,7 +1533,7 @@ fn trim(
         true => split_eps(edges, None, Some),
         false => split_eps(edges, Some(&order), rename),
     };
-    TokenNfa {
+    let nfa = TokenNfa {
         start: 0,
         finals: order.iter().map(|&s| finals[s as usize]).collect(),
         edges: out_edges,
@@ -1449,7 +1541,8 @@ fn trim(
         spans: order.iter().map(|&s| spans[s as usize]).collect(),
         edge_costs,
         eps_costs,
-    }
+    };
+    (nfa, entry_ids)
 }
 
 /// Which states can reach a final state. The construction numbers states
@@ -2226,5 +2319,82 @@ mod tests {
             edges.push_row([(0, s - 1)]);
         }
         assert_eq!(live_states(&finals, &edges), vec![true; n]);
+    }
+
+    /// Every terminal word of at most `len` terminals that `nfa` accepts.
+    fn words(nfa: &TokenNfa, n_terms: u32, len: usize) -> Vec<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut layer: Vec<Vec<u32>> = vec![Vec::new()];
+        for _ in 0..=len {
+            out.extend(layer.iter().filter(|w| nfa.accepts(w)).cloned());
+            layer = layer
+                .iter()
+                .flat_map(|w| {
+                    (0..n_terms).map(move |t| {
+                        let mut w = w.clone();
+                        w.push(t);
+                        w
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// The automaton with an entry per lexer state accepts, from each
+    /// entry, the words the automaton read from that state alone accepts
+    /// (and has no entry exactly where that one is empty).
+    #[test]
+    fn entries_accept_what_each_start_alone_does() {
+        use crate::grammar::Grammar;
+        let grammars = [
+            "start: (KW \"(\" ID \")\")*\nKW: \"if\"\nID: /[a-z]+/\n%ignore \" \"",
+            "start: (A B)*\nA: \"a\"\nB: \"ab\" | \"b\"",
+            "start: \"x\" (\",\" \"x\")*\nCOMMENT: /\\/\\*([^*]|\\*+[^*\\/])*\\*+\\//\n%ignore COMMENT",
+            "start: \"[\" NUM (\",\" NUM)* \"]\"\nNUM: /[0-9]+(\\.[0-9]+)?/",
+        ];
+        let alphabets: [&[u8]; 4] = [b"if() ", b"ab", b"x,/*", b"[1.,]"];
+        let mut rng = SplitMix64::new(3);
+        let mut with_entries = 0;
+        for (src, bytes) in grammars.iter().zip(alphabets) {
+            let g = Grammar::from_lark(src, None).unwrap();
+            let lx = Lexer::new(&g, crate::lexer::DEFAULT_LEXER_LIMIT).unwrap();
+            let cache = HoleCache::default();
+            let starts: Vec<u32> = (0..lx.len() as u32).collect();
+            for _ in 0..40 {
+                let mut p = Partial::new();
+                for _ in 0..rng.below(4) {
+                    match rng.below(3) {
+                        0 => p = p.hole(),
+                        _ => {
+                            let n = 1 + rng.below(3) as usize;
+                            let t: Vec<u8> = (0..n)
+                                .map(|_| bytes[rng.below(bytes.len() as u64) as usize])
+                                .collect();
+                            p = p.text(&t);
+                        }
+                    }
+                }
+                let mut budget = Budget::new(1 << 24, "test");
+                let (nfa, entries) =
+                    TokenNfa::build_entries(&lx, &cache, &p, &starts, &mut budget, 1 << 16)
+                        .unwrap();
+                for (l, entry) in entries.iter().enumerate() {
+                    let alone =
+                        TokenNfa::build_from(&lx, &cache, &p, &[l as u32], &mut budget, 1 << 16)
+                            .unwrap();
+                    let Some(e) = entry else {
+                        assert!(alone.is_empty(), "{p:?} from {l}");
+                        continue;
+                    };
+                    with_entries += 1;
+                    let mut from = nfa.clone();
+                    from.start = *e;
+                    let n = lx.n_terms as u32;
+                    assert_eq!(words(&from, n, 4), words(&alone, n, 4), "{p:?} from {l}");
+                }
+            }
+        }
+        assert!(with_entries > 100);
     }
 }
