@@ -316,19 +316,18 @@ impl Constraint {
 
     /// The automaton of `right` read from lexer state `l1` (a lexeme in
     /// progress at its start).
-    /// The automaton of `right` read from each lexer state as a [`Tail`]
-    /// (its chart kept across the checks that end in it), entry `l` for
-    /// lexer state `l`: one automaton and one chart for every state an
+    /// The automaton of `right` read from each lexer state of `starts` as
+    /// a [`Tail`] (its chart kept across the checks that end in it), entry
+    /// `k` for `starts[k]`: one automaton and one chart for every state an
     /// insertion may leave (from most of them `right` is read the same
     /// after a lexeme or two).
-    pub(crate) fn suffix_tail(&self, right: &Partial) -> Result<Tail> {
+    pub(crate) fn suffix_tail(&self, right: &Partial, starts: &[u32]) -> Result<Tail> {
         let mut budget = self.budget("the automaton of the text after an insertion point");
-        let starts: Vec<u32> = (0..self.lexer.len() as u32).collect();
         let (nfa, entries) = TokenNfa::build_entries(
             &self.lexer,
             &self.holes,
             right,
-            &starts,
+            starts,
             &mut budget,
             self.config.partial_states,
         )?;
@@ -336,20 +335,20 @@ impl Constraint {
     }
 
     /// See [`Intersector::search_tail`]: the check of an insertion whose
-    /// prefix chart is `base` and whose text after it is `tail` read from
-    /// lexer state `l1`, from the frontier states `from` (over one terminal
-    /// of `before` first, if given).
+    /// prefix chart is `base` and whose text after it is `tail` entered at
+    /// entry `k`, from the frontier states `from` (over one terminal of
+    /// `before` first, if given).
     pub(crate) fn search_tail(
         &self,
         base: &Base,
         tail: &mut Tail,
-        l1: u32,
+        k: usize,
         from: &[u32],
         before: Option<&[u32]>,
     ) -> Result<bool> {
         let mut budget = self.budget("the completability check");
         self.search
-            .search_tail(base, tail, l1 as usize, from, before, &mut budget)
+            .search_tail(base, tail, k, from, before, &mut budget)
     }
 
     /// See [`Intersector::extend`]: the check of an insertion whose prefix

@@ -390,7 +390,8 @@ impl<'a> Run<'a> {
                 Segment::Hole => right.push_hole(),
             }
         }
-        let at = Insertion::new(self.constraint(), &left, &right);
+        // The point moves along the region, token by token.
+        let at = Insertion::new(self.constraint(), &left, &right).map(Insertion::expecting_many);
         self.out.time_constraint += t0.elapsed();
         at
     }
