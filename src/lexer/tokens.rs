@@ -606,10 +606,11 @@ impl TokenNfa {
     /// The automaton of `partial` read from each lexer state of `starts`,
     /// all in one: per start its entry state (`None` where nothing is
     /// accepted from it), from which the automaton accepts what it would
-    /// read from that start alone (the states
-    /// are the same sets of configurations, made once: after a lexeme or
-    /// two most starts reach the same ones). The start state leads to
-    /// every entry by ε-moves.
+    /// read from that start alone. States are sets of configurations,
+    /// made once whichever start reaches them, and after a lexeme or two
+    /// most starts reach the same ones. The start state leads to every
+    /// entry by ε-moves; starts whose closures are one state enter there,
+    /// and starts with the same closure share an entry.
     pub(crate) fn build_entries(
         lexer: &Lexer,
         cache: &HoleCache,
