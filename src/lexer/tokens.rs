@@ -578,31 +578,6 @@ impl TokenNfa {
         Ok(built.into_nfa())
     }
 
-    /// The automaton of `partial` read from lexer states `starts` (each a
-    /// lexeme in progress at its first byte, as after an insertion): the
-    /// right-hand side of an insertion point.
-    #[cfg(test)]
-    pub(crate) fn build_from(
-        lexer: &Lexer,
-        cache: &HoleCache,
-        partial: &Partial,
-        starts: &[u32],
-        budget: &mut Budget,
-        max_states: usize,
-    ) -> Result<TokenNfa> {
-        Ok(Self::build_in(
-            lexer,
-            cache,
-            partial,
-            &[],
-            budget,
-            max_states,
-            starts,
-            Mode::Whole,
-        )?
-        .into_nfa())
-    }
-
     /// The automaton of `partial` read from each lexer state of `starts`,
     /// all in one: per start its entry state (`None` where nothing is
     /// accepted from it), from which the automaton accepts what it would
@@ -2381,9 +2356,20 @@ mod tests {
                     TokenNfa::build_entries(&lx, &cache, &p, &starts, &mut budget, 1 << 16)
                         .unwrap();
                 for (l, entry) in entries.iter().enumerate() {
-                    let alone =
-                        TokenNfa::build_from(&lx, &cache, &p, &[l as u32], &mut budget, 1 << 16)
-                            .unwrap();
+                    // The automaton read from `l` alone, as a whole build
+                    // (one start set, no entries).
+                    let alone = TokenNfa::build_in(
+                        &lx,
+                        &cache,
+                        &p,
+                        &[],
+                        &mut budget,
+                        1 << 16,
+                        &[l as u32],
+                        Mode::Whole,
+                    )
+                    .unwrap()
+                    .into_nfa();
                     let Some(e) = entry else {
                         assert!(alone.is_empty(), "{p:?} from {l}");
                         continue;
