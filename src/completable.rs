@@ -3,7 +3,7 @@
 use crate::budget::Budget;
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
-use crate::intersect::{Base, Growth, Intersector, Order, Seed, Tail};
+use crate::intersect::{Base, Entering, Growth, Intersector, Order, Seed, Tail};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::{Partial, Segment};
 
@@ -335,20 +335,16 @@ impl Constraint {
     }
 
     /// See [`Intersector::search_tail`]: the check of an insertion whose
-    /// prefix chart is `base` and whose text after it is `tail` entered at
-    /// entry `k`, from the frontier states `from` (over one terminal of
-    /// `before` first, if given).
+    /// prefix chart is `base` and whose text after it is `tail`, entered
+    /// as `at` says.
     pub(crate) fn search_tail(
         &self,
         base: &Base,
         tail: &mut Tail,
-        k: usize,
-        from: &[u32],
-        before: Option<&[u32]>,
+        at: Entering<'_>,
     ) -> Result<bool> {
         let mut budget = self.budget("the completability check");
-        self.search
-            .search_tail(base, tail, k, from, before, &mut budget)
+        self.search.search_tail(base, tail, at, &mut budget)
     }
 
     /// See [`Intersector::extend`]: the check of an insertion whose prefix

@@ -101,7 +101,7 @@
 use crate::completable::Constraint;
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
-use crate::intersect::{Base, Grown, Growth, Seed, Tail};
+use crate::intersect::{Base, Entering, Grown, Growth, Seed, Tail};
 use crate::lexer::{Point, Row, TokenNfa};
 use crate::partial::{Partial, Segment};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -1094,7 +1094,15 @@ impl<'c> Insertion<'c> {
             (None, true) => return Ok(None),
             // The lexeme in progress goes on into `right`: the
             // frontier's items scan the terminals `right` starts with.
-            (None, false) => c.search_tail(&pre.base, r, k, &from, before),
+            (None, false) => {
+                let at = Entering {
+                    k,
+                    from: &from,
+                    before,
+                    kept: pre.base.len() as u32,
+                };
+                c.search_tail(&pre.base, r, at)
+            }
             // The word may end after the insertion's terminals: they
             // and `right` as one automaton, searched afresh.
             (Some((&first, rest)), true) => {
@@ -1113,7 +1121,8 @@ impl<'c> Insertion<'c> {
             // chart goes on from there.
             (Some((&first, rest)), false) => {
                 let m = rest.len() as u32 + 1;
-                let end = pre.base.len() as u32 + m - 1;
+                let stays = pre.base.len() as u32;
+                let end = stays + m - 1;
                 let key: GrownKey = (i, seq);
                 let kept = pre.grown.remove(&key);
                 if !kept.is_some_and(|layer| pre.base.attach(layer)) {
@@ -1140,7 +1149,13 @@ impl<'c> Insertion<'c> {
                     };
                     c.grow(&mut pre.base, by)?;
                 }
-                let ok = c.search_tail(&pre.base, r, k, &[end], before);
+                let at = Entering {
+                    k,
+                    from: &[end],
+                    before,
+                    kept: stays,
+                };
+                let ok = c.search_tail(&pre.base, r, at);
                 if let Some(layer) = pre.base.detach() {
                     if pre.grown.len() >= MAX_GROWN {
                         pre.grown.clear();

@@ -159,6 +159,10 @@ struct Own {
     /// Scratch for ε-closures (a tail keeps it with its tables: made per
     /// search, it was a zeroed array as long as the text after the point).
     eps: EpsClosure,
+    /// Searching a [`Tail`]: the triples from the kept part of the base
+    /// into the tail known to lead to the goal, by [`live_key`] (see
+    /// [`Tail::search`]).
+    live: crate::hash::FxSet<u64>,
 }
 
 impl Own {
@@ -198,6 +202,7 @@ impl Own {
             done: KeySet::new(nts * len * len, done_cap(dfa.len()), ceiling)?,
             out: out_terminals(g, dfa, &ceiling)?,
             eps: EpsClosure::new(dfa),
+            live: Default::default(),
         })
     }
 }
@@ -207,6 +212,8 @@ impl Own {
 struct Temp {
     waiting: Heads,
     arena: Vec<(u64, u32)>,
+    /// Per cell of `arena`: the cause of its item (see [`Earley::cur`]).
+    causes: Vec<u32>,
 }
 
 struct Earley<'a> {
@@ -255,6 +262,44 @@ struct Earley<'a> {
     predicting: Vec<(u32, u32)>,
     /// What the tables may grow to.
     ceiling: Ceiling,
+    /// Searching a [`Tail`]: the base's states below this (base-local
+    /// ids) are kept across the tail's searches; triples from them into
+    /// the tail are followed to the goal (see [`Tail::search`]). Zero
+    /// elsewhere: nothing is followed.
+    kept: u32,
+    /// The triples from kept base states into the tail completed in this
+    /// search: their [`live_key`] and the index here of the triple whose
+    /// wake led to them ([`NIL`]: none did).
+    far_log: Vec<(u64, u32)>,
+    /// The causes of the items in the worklist whose origin is in the base
+    /// and which a triple of `far_log` led to (see `cur`).
+    causes: FxMap<u64, u32>,
+    /// While an item or a wake is handled: the index in `far_log` of the
+    /// triple from a kept base state whose wake led to it ([`NIL`]: none
+    /// did, or the item is the tail's own); what it makes inherits it.
+    cur: u32,
+}
+
+/// The key of triple `(b, A, k)`, `b` a base-local state and `k` a state
+/// of a tail, for [`Own::live`]: both fit an item's 21 bits.
+#[inline]
+fn live_key(a: u32, b: u32, k: u32) -> u64 {
+    ((a as u64) << 42) | ((b as u64) << 21) | k as u64
+}
+
+/// How a search enters a [`Tail`] (see [`Tail::search`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entering<'e> {
+    /// The tail's entry.
+    pub(crate) k: usize,
+    /// The base's frontier states the tail follows.
+    pub(crate) from: &'e [u32],
+    /// Terminals (sorted) read over to the entry first, if any.
+    pub(crate) before: Option<&'e [u32]>,
+    /// The base's states below this are the tail's kept base (the chart of
+    /// the text before the point, in every search of the tail); the
+    /// others (an insertion's own terminals) belong to this search.
+    pub(crate) kept: u32,
 }
 
 /// How long phase 1 runs.
@@ -507,11 +552,19 @@ impl Tail {
     }
 
     /// Whether the goal is reachable when the automaton, entered at entry
-    /// `k`, follows the base's frontier states `from` (every item there
-    /// waiting for a terminal the automaton starts with there moves into
-    /// it; with `before`, sorted, every item waiting for one of those
-    /// terminals moves over it to the entry): [`extend`] with the tail's
-    /// own items reused and kept.
+    /// `at.k`, follows the base's frontier states `at.from` (every item
+    /// there waiting for a terminal the automaton starts with there moves
+    /// into it; with `at.before`, sorted, every item waiting for one of
+    /// those terminals moves over it to the entry): [`extend`] with the
+    /// tail's own items reused and kept.
+    ///
+    /// A triple from a state of the kept base (below `at.kept`) into the
+    /// tail leads to the goal or not whatever the search that made it:
+    /// what it wakes are the kept base's items, which never change, and
+    /// what those need next is the tail's. So each triple remembers the
+    /// one whose wake led to it, and when the goal completes, the chain
+    /// of triples that led there is kept as live; a later search that
+    /// completes one of them has reached the goal.
     ///
     /// # Errors
     /// As [`extend`]; the tail is then unusable (and says so on every later
@@ -520,11 +573,15 @@ impl Tail {
         &mut self,
         g: &Intersector,
         base: &Base,
-        k: usize,
-        from: &[u32],
-        before: Option<&[u32]>,
+        at: Entering<'_>,
         budget: &mut Budget,
     ) -> Result<bool> {
+        let Entering {
+            k,
+            from,
+            before,
+            kept,
+        } = at;
         let Some(state) = self.entry(k) else {
             return Ok(false);
         };
@@ -566,6 +623,7 @@ impl Tail {
             base: Some(base),
             seeds: &seeds,
             tail: true,
+            kept,
             ..Search::default()
         };
         let (chart, _, _, own) = search_in(g, &self.nfa, budget, own, s)?;
@@ -655,6 +713,8 @@ struct Search<'b> {
     tail: bool,
     /// The worklist's order (the [`Own`] must have been made for it).
     order: Order,
+    /// Searching a [`Tail`]: its kept base ([`Entering::kept`]).
+    kept: u32,
 }
 
 impl Default for Until {
@@ -703,6 +763,7 @@ fn search_in<'a>(
             true => Some(Temp {
                 waiting: Heads::new(nts * len, temp_cap, ceiling, Sets::Few)?,
                 arena: Vec::new(),
+                causes: Vec::new(),
             }),
             false => None,
         },
@@ -740,6 +801,10 @@ fn search_in<'a>(
         closure: Vec::new(),
         #[cfg(debug_assertions)]
         made: Default::default(),
+        kept: if s.tail { s.kept } else { 0 },
+        far_log: Vec::new(),
+        causes: FxMap::default(),
+        cur: NIL,
     };
     // A recording search's tables are its own (never a tail's): the
     // frontier's terminals may be overwritten for good.
@@ -840,6 +905,10 @@ fn search_in<'a>(
         if e.draining && !e.is_own(origin) {
             continue;
         }
+        e.cur = match e.kept > 0 && !e.is_own(origin) {
+            true => e.causes.remove(&it).unwrap_or(NIL),
+            false => NIL,
+        };
         let (_, rhs, _) = g.prods[prod as usize];
         let y = rhs[dot as usize];
         if y < g.n_terms {
@@ -987,6 +1056,7 @@ impl Earley<'_> {
             Some(t) => {
                 let head = t.waiting.get(s);
                 self.ceiling.push(&mut t.arena, (it, head))?;
+                self.ceiling.push(&mut t.causes, self.cur)?;
                 t.waiting.set(s, t.arena.len() as u32 - 1)?;
             }
             None => {
@@ -1031,6 +1101,9 @@ impl Earley<'_> {
             if self.draining {
                 return Ok(());
             }
+            // A completion from the base carries its index in `far_log`
+            // (or NIL) where an own one has its cell.
+            self.cur = bound;
             let b = i - self.base_at;
             let l = base.layer(b);
             let mut c = l
@@ -1046,6 +1119,7 @@ impl Earley<'_> {
             return Ok(());
         }
         let s = self.side(i, a);
+        self.cur = NIL;
         let mut c = self.own.waiting.get(s);
         while c != NIL && c > bound {
             c = self.own.arena[c as usize].1;
@@ -1069,9 +1143,14 @@ impl Earley<'_> {
         }
         while c != NIL {
             budget.spend(1)?;
-            let Some((it, next)) = self.temp.as_ref().map(|t| t.arena[c as usize]) else {
+            let Some(((it, next), cause)) = self
+                .temp
+                .as_ref()
+                .map(|t| (t.arena[c as usize], t.causes[c as usize]))
+            else {
                 break;
             };
+            self.cur = cause;
             let (prod, dot, origin, _) = unitem(it);
             self.advance(prod, dot, origin, k)?;
             c = next;
@@ -1098,6 +1177,9 @@ impl Earley<'_> {
         #[cfg(debug_assertions)]
         if self.temp.is_none() {
             assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
+        }
+        if self.cur != NIL && !self.is_own(origin) {
+            self.causes.insert(it, self.cur);
         }
         self.push_work(origin, state, it)
     }
@@ -1188,6 +1270,15 @@ impl Earley<'_> {
         }
     }
 
+    /// Keeps the triples of `far_log` that led to triple `x` of it (and
+    /// `x`) as live: `x` leads to the goal, so does each of them.
+    fn keep_live(&mut self, mut x: u32) {
+        while let Some(&(at, cause)) = self.far_log.get(x as usize) {
+            self.own.live.insert(at);
+            x = cause;
+        }
+    }
+
     fn complete(&mut self, i: u32, a: u32, k: u32) -> Fits {
         let own = self.is_own(i);
         if own {
@@ -1206,13 +1297,26 @@ impl Earley<'_> {
                 return Ok(());
             }
         }
+        // A triple from the kept base: logged with its cause, and the goal
+        // if it is known to lead there.
+        let mut logged = NIL;
+        if !own && i.wrapping_sub(self.base_at) < self.kept {
+            let at = live_key(a, i - self.base_at, k);
+            logged = self.far_log.len() as u32;
+            self.ceiling.push(&mut self.far_log, (at, self.cur))?;
+            if self.own.live.contains(&at) {
+                self.chart.goal.get_or_insert(key(i, a, k));
+                self.keep_live(logged);
+            }
+        }
         if a == self.g.start && self.is_start(i) && self.dfa.finals[(k - self.off) as usize] {
             self.chart.goal.get_or_insert(key(i, a, k));
+            self.keep_live(logged);
         }
         if !own {
             // No item waits at a base state from now on: the wake reaches
             // the base's (older) items, and no later item needs the end.
-            return self.ceiling.push(&mut self.wakes, (i, a, k, NIL, NIL));
+            return self.ceiling.push(&mut self.wakes, (i, a, k, logged, NIL));
         }
         let s = self.side(i, a);
         let head = self.own.ends.get(s);

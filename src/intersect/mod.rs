@@ -87,7 +87,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::grammar::{Cfg, Sym};
 use crate::lexer::{TokenNfa, WeighedClosure};
 use earley::Until;
-pub(crate) use earley::{Base, Grown, Growth, Order, Seed, Tail};
+pub(crate) use earley::{Base, Entering, Grown, Growth, Order, Seed, Tail};
 
 /// A word of `L(G) ∩ L(D)` found by [`Intersector::witness`].
 pub(crate) struct Witness {
@@ -341,8 +341,8 @@ impl Intersector {
         Ok(Tail::new(nfa, entries))
     }
 
-    /// [`Intersector::extend`] into a tail, entered at entry `k`, from the
-    /// base's frontier states `from` (see [`Tail::search`]).
+    /// [`Intersector::extend`] into a tail, entered as `at` says (see
+    /// [`Tail::search`]).
     ///
     /// # Errors
     /// As [`Intersector::check`].
@@ -350,16 +350,14 @@ impl Intersector {
         &self,
         base: &Base,
         tail: &mut Tail,
-        k: usize,
-        from: &[u32],
-        before: Option<&[u32]>,
+        at: Entering<'_>,
         budget: &mut Budget,
     ) -> Result<bool> {
-        if tail.is_empty(k) || from.is_empty() {
+        if tail.is_empty(at.k) || at.from.is_empty() {
             return Ok(false);
         }
         self.fits(base, tail.nfa())?;
-        tail.search(self, base, k, from, before, budget)
+        tail.search(self, base, at, budget)
     }
 
     /// Whether the states of `base` and `ext` together fit an item.
