@@ -118,7 +118,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
     let tokens = vocabulary(docs, extra, &mut rng);
     let vocab = Vocabulary::new(&tokens);
     let (mut allowed, mut checks, mut asked, mut by_prefix, mut walked) = (0, 0, 0, 0, 0);
-    let (mut implied, mut holed_by_prefix, mut by_end) = (0, 0, 0);
+    let (mut implied, mut holed_by_prefix, mut by_end, mut remembered) = (0, 0, 0, 0);
     for k in 0..cuts {
         let doc = &docs[rng.below(docs.len() as u64) as usize];
         let (left, right) = cut(doc, &mut rng);
@@ -132,6 +132,7 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         walked += at.stats().walked;
         implied += at.stats().implied;
         by_end += at.stats().by_end;
+        remembered += at.stats().remembered;
         let mut again = Insertion::new(&c, &left, &right).unwrap();
         for (id, t) in tokens.iter().enumerate() {
             let want = oracle(&c, &left, t, &right, &[]);
@@ -155,8 +156,11 @@ fn against_checks(g: &Grammar, docs: &[Vec<u8>], extra: usize, cuts: usize, seed
         "{asked} tokens asked, {allowed} allowed, {checks} checks for the masks, \
          {by_prefix} of them from the chart of the text before the point; \
          {walked} of {cuts} masks walked by kept relations; {implied} rows implied by \
-         earlier rows"
+         earlier rows; {remembered} searches ended at a remembered completion"
     );
+    // Searches that reach the goal at a completion remembered from an
+    // earlier search at the point are exercised (and agreed with checks).
+    assert!(remembered > 0, "no search ended at a remembered completion");
     // Rows implied by earlier rows (hole closures that hold or lie inside
     // theirs) are exercised, and every answer above agreed with a check.
     assert!(implied > 0, "no row was implied");
