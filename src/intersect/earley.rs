@@ -745,9 +745,7 @@ fn search_in<'a>(
 ) -> Result<(Chart, Layer, std::borrow::Cow<'a, [bool]>, Own)> {
     // Following triples from a tail's kept base to the goal (see
     // [`Tail::search`]) is compiled into tail searches only: a check's
-    // search runs the code it ran before. (With it present and switched
-    // off, `check_loop` measured 0.5–1.7 % slower, within this machine's
-    // noise; `dlm-cpp` 2 % more constraint time, twice.)
+    // search runs the code it ran before, with no test of its own.
     match s.tail && s.kept > 0 {
         true => search_with::<true>(g, dfa, budget, own, s),
         false => search_with::<false>(g, dfa, budget, own, s),
@@ -1216,6 +1214,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
             assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
         }
         if TRACK && self.cur != NIL && !self.is_own(origin) {
+            self.ceiling.room_in_map(&self.causes)?;
             self.causes.insert(it, self.cur);
         }
         self.push_work(origin, state, it)
@@ -1317,18 +1316,19 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         if self.own.live.contains(&at) {
             self.chart.remembered |= self.chart.goal.is_none();
             self.chart.goal.get_or_insert(key(i, a, k));
-            self.keep_live(logged);
+            self.keep_live(logged)?;
         }
         Ok(logged)
     }
 
     /// Keeps the triples of `far_log` that led to triple `x` of it (and
     /// `x`) as live: `x` leads to the goal, so does each of them.
-    fn keep_live(&mut self, mut x: u32) {
+    fn keep_live(&mut self, mut x: u32) -> Fits {
         while let Some(&(at, cause)) = self.far_log.get(x as usize) {
-            self.own.live.insert(at);
+            self.ceiling.insert(&mut self.own.live, at)?;
             x = cause;
         }
+        Ok(())
     }
 
     fn complete(&mut self, i: u32, a: u32, k: u32) -> Fits {
@@ -1355,7 +1355,9 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         };
         if a == self.g.start && self.is_start(i) && self.dfa.finals[(k - self.off) as usize] {
             self.chart.goal.get_or_insert(key(i, a, k));
-            self.keep_live(logged);
+            if TRACK {
+                self.keep_live(logged)?;
+            }
         }
         if !own {
             // No item waits at a base state from now on: the wake reaches
