@@ -1556,9 +1556,9 @@ fn ends_in_place(lx: &crate::lexer::Lexer, right: &Partial, l1: u32) -> Option<E
 /// search sees it ([`Entering::kept`]), where the point expects `many`
 /// proposals; none otherwise. The triples from there that lead to the
 /// goal are remembered across the tail's searches, which pays over a
-/// mask's hundreds of searches but not over a decoder's few tries at one
-/// place (`dlm-cpp`, side by side: 2 % more constraint time per sample,
-/// twice).
+/// mask's hundreds of searches; a decoder's few tries at one place gain
+/// nothing from it (its cost there measured within noise, `dlm-cpp` side
+/// by side).
 fn remembered(len: u64, many: bool) -> u32 {
     match many {
         true => len as u32,
