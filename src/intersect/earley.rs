@@ -217,6 +217,14 @@ struct Temp {
     arena: Vec<(u64, u32)>,
     /// Per cell of `arena`: the cause of its item (see [`Earley::cur`]).
     causes: Vec<u32>,
+    /// The triples from kept base states into the tail completed in this
+    /// search: their [`live_key`] and the index here of the triple whose
+    /// wake led to them ([`NIL`]: none did). (Here, not in [`Earley`]: a
+    /// check's search has no use for them.)
+    far_log: Vec<(u64, u32)>,
+    /// The causes of the items in the worklist whose origin is in the base
+    /// and which a triple of `far_log` led to (see [`Earley::cur`]).
+    queued: FxMap<u64, u32>,
 }
 
 struct Earley<'a, const TRACK: bool> {
@@ -270,14 +278,7 @@ struct Earley<'a, const TRACK: bool> {
     /// the tail are followed to the goal (see [`Tail::search`]). Zero
     /// elsewhere: nothing is followed.
     kept: u32,
-    /// The triples from kept base states into the tail completed in this
-    /// search: their [`live_key`] and the index here of the triple whose
-    /// wake led to them ([`NIL`]: none did).
-    far_log: Vec<(u64, u32)>,
-    /// The causes of the items in the worklist whose origin is in the base
-    /// and which a triple of `far_log` led to (see `cur`).
-    causes: FxMap<u64, u32>,
-    /// While an item or a wake is handled: the index in `far_log` of the
+    /// While an item or a wake is handled: the index in [`Temp::far_log`] of the
     /// triple from a kept base state whose wake led to it ([`NIL`]: none
     /// did, or the item is the tail's own); what it makes inherits it.
     cur: u32,
@@ -794,6 +795,8 @@ fn search_with<'a, const TRACK: bool>(
                 waiting: Heads::new(nts * len, temp_cap, ceiling, Sets::Few)?,
                 arena: Vec::new(),
                 causes: Vec::new(),
+                far_log: Vec::new(),
+                queued: FxMap::default(),
             }),
             false => None,
         },
@@ -833,8 +836,6 @@ fn search_with<'a, const TRACK: bool>(
         #[cfg(debug_assertions)]
         made: Default::default(),
         kept: if s.tail { s.kept } else { 0 },
-        far_log: Vec::new(),
-        causes: FxMap::default(),
         cur: NIL,
     };
     // A recording search's tables are its own (never a tail's): the
@@ -937,7 +938,11 @@ fn search_with<'a, const TRACK: bool>(
             continue;
         }
         e.cur = match TRACK && !e.is_own(origin) {
-            true => e.causes.remove(&it).unwrap_or(NIL),
+            true => e
+                .temp
+                .as_mut()
+                .and_then(|t| t.queued.remove(&it))
+                .unwrap_or(NIL),
             false => NIL,
         };
         let (_, rhs, _) = g.prods[prod as usize];
@@ -1214,8 +1219,10 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
             assert!(self.made.insert(it), "item made twice: {:?}", unitem(it));
         }
         if TRACK && self.cur != NIL && !self.is_own(origin) {
-            self.ceiling.room_in_map(&self.causes)?;
-            self.causes.insert(it, self.cur);
+            if let Some(t) = self.temp.as_mut() {
+                self.ceiling.room_in_map(&t.queued)?;
+                t.queued.insert(it, self.cur);
+            }
         }
         self.push_work(origin, state, it)
     }
@@ -1311,8 +1318,11 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
     /// known to lead there.
     fn log_far(&mut self, i: u32, a: u32, k: u32) -> Fits<u32> {
         let at = live_key(a, i - self.base_at, k);
-        let logged = self.far_log.len() as u32;
-        self.ceiling.push(&mut self.far_log, (at, self.cur))?;
+        let Some(t) = self.temp.as_mut() else {
+            return Ok(NIL);
+        };
+        let logged = t.far_log.len() as u32;
+        self.ceiling.push(&mut t.far_log, (at, self.cur))?;
         if self.own.live.contains(&at) {
             self.chart.remembered |= self.chart.goal.is_none();
             self.chart.goal.get_or_insert(key(i, a, k));
@@ -1324,7 +1334,10 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
     /// Keeps the triples of `far_log` that led to triple `x` of it (and
     /// `x`) as live: `x` leads to the goal, so does each of them.
     fn keep_live(&mut self, mut x: u32) -> Fits {
-        while let Some(&(at, cause)) = self.far_log.get(x as usize) {
+        let Some(t) = self.temp.as_ref() else {
+            return Ok(());
+        };
+        while let Some(&(at, cause)) = t.far_log.get(x as usize) {
             self.ceiling.insert(&mut self.own.live, at)?;
             x = cause;
         }
