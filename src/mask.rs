@@ -1107,6 +1107,9 @@ impl<'c> Insertion<'c> {
         }
         self.point.sequence(seq, &mut self.seq);
         let hits = r.remembered();
+        // The chart of `left` as it stands (an insertion's terminals grow
+        // it below only for one search).
+        let kept_base = remembered(pre.base.len(), self.many);
         let ok = match (self.seq.split_first(), r.accepts_empty(k)) {
             // The word may end at the point: the base has no final
             // state to say so; a full check does.
@@ -1118,7 +1121,7 @@ impl<'c> Insertion<'c> {
                     k,
                     from: &from,
                     before,
-                    kept: remembered(pre.base.len(), self.many),
+                    kept: kept_base,
                 };
                 c.search_tail(&pre.base, r, at)
             }
@@ -1140,8 +1143,7 @@ impl<'c> Insertion<'c> {
             // chart goes on from there.
             (Some((&first, rest)), false) => {
                 let m = rest.len() as u32 + 1;
-                let stays = pre.base.len();
-                let end = stays as u32 + m - 1;
+                let end = pre.base.len() as u32 + m - 1;
                 let key: GrownKey = (i, seq);
                 let kept = pre.grown.remove(&key);
                 if !kept.is_some_and(|layer| pre.base.attach(layer)) {
@@ -1172,7 +1174,7 @@ impl<'c> Insertion<'c> {
                     k,
                     from: &[end],
                     before,
-                    kept: remembered(stays, self.many),
+                    kept: kept_base,
                 };
                 let ok = c.search_tail(&pre.base, r, at);
                 if let Some(layer) = pre.base.detach() {
