@@ -47,6 +47,7 @@ use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
 use crate::hash::FxMap;
 use crate::lexer::{EpsClosure, TokenNfa};
+use std::sync::Arc;
 
 /// The order the worklist hands out items in (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -357,7 +358,7 @@ pub(crate) fn base(
     };
     let (_, layer, is_start, _) = search_in(g, dfa, budget, own, s)?;
     Ok(Base {
-        layers: vec![layer],
+        layers: vec![Arc::new(layer)],
         is_start: is_start.into_owned(),
     })
 }
@@ -394,7 +395,7 @@ pub(crate) fn grow(
         ..Search::default()
     };
     let (_, layer, _, _) = search_in(g, by.ext, budget, own, s)?;
-    base.layers.push(layer);
+    base.layers.push(Arc::new(layer));
     Ok(())
 }
 
@@ -649,17 +650,21 @@ impl Tail {
 
 /// A phase-1 chart kept for extension (see [`base`], [`grow`] and
 /// [`extend`]): one layer per automaton searched, the first the prefix's
-/// own, each later one grown from the layers before it.
+/// own, each later one grown from the layers before it. A layer never
+/// changes once made: layers are shared (a base's clone, and the layers
+/// grown for one search that are kept to be put back, share them).
 #[derive(Clone, Debug)]
 pub(crate) struct Base {
-    layers: Vec<Layer>,
+    layers: Vec<Arc<Layer>>,
     /// The states the start reaches by ε-moves (all in the first layer).
     is_start: Vec<bool>,
 }
 
-/// A layer taken off a [`Base`] (see [`Base::detach`]).
-#[derive(Debug)]
-pub(crate) struct Grown(Layer);
+/// The layers grown on a [`Base`] for a search, taken off it (see
+/// [`Base::detach_above`]) to be put back by [`Base::attach`]: shared with
+/// the base while attached, so keeping them costs nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct Grown(Vec<Arc<Layer>>);
 
 /// The part of a [`Base`] one search made: its states are `off..off + len`.
 #[derive(Clone, Debug)]
@@ -681,22 +686,22 @@ impl Base {
         self.layers.last().map_or(0, |l| (l.off + l.len) as u64)
     }
 
-    /// Takes off the last layer grown (a search's temporary extension), to
-    /// be put back by [`Base::attach`] while the layers under it stay.
-    pub(crate) fn detach(&mut self) -> Option<Grown> {
-        match self.layers.len() > 1 {
-            true => self.layers.pop().map(Grown),
-            false => None,
-        }
+    /// Takes off the layers grown past the first `len` states (a search's
+    /// temporary extension), to be put back by [`Base::attach`] while the
+    /// layers under them stay. The first layer (the prefix's own) stays.
+    pub(crate) fn detach_above(&mut self, len: u64) -> Grown {
+        let k = self.layers.partition_point(|l| (l.off as u64) < len).max(1);
+        Grown(self.layers.split_off(k.min(self.layers.len())))
     }
 
-    /// Puts back a layer taken off by [`Base::detach`] when the base had
-    /// the layers it has now; `false` (and nothing done) if it has others.
-    pub(crate) fn attach(&mut self, layer: Grown) -> bool {
-        if layer.0.off as u64 != self.len() {
+    /// Puts back layers taken off by [`Base::detach_above`] when the base
+    /// had the layers it has now; `false` (and nothing done) if it has
+    /// others.
+    pub(crate) fn attach(&mut self, grown: &Grown) -> bool {
+        if grown.0.first().map(|l| l.off as u64) != Some(self.len()) {
             return false;
         }
-        self.layers.push(layer.0);
+        self.layers.extend(grown.0.iter().cloned());
         true
     }
 

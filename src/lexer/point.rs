@@ -144,6 +144,11 @@ impl Point {
         out.reverse();
     }
 
+    /// The emitted sequence `seq` without its last set (`seq` is not `ε`).
+    pub(crate) fn prefix(&self, seq: u32) -> u32 {
+        self.parents[seq as usize - 1].0
+    }
+
     /// The lexer states `l₀` at the point, sorted.
     pub(crate) fn states(&self) -> &[u32] {
         &self.states
