@@ -748,3 +748,59 @@ fn small_cases() -> [(&'static str, &'static [u8]); 4] {
         ),
     ]
 }
+
+/// An insertion point answers on after a search or a growth of the chart
+/// of the text before it ran out of the work budget, and every answer it
+/// gives is a full check's. A row's terminals grow that chart on the kept
+/// layers of their first ones: before a hole the searches run out first,
+/// before fixed text the growths of long runs do (after putting back the
+/// layers of a shorter run).
+#[test]
+fn answers_after_running_out_of_budget_are_full_checks() {
+    use cdiff::Config;
+    let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
+    let full = Constraint::compile(&g).unwrap();
+    let left = Partial::new().text(r#"{"a": [1, "#);
+    // A run of openings after a shorter one: the long one grows on the
+    // short one's layers; then short rows again.
+    let tokens: [&[u8]; 10] = [
+        b"[[",
+        b"[[[[[[[[[[[[[[[[[[[[[[[[",
+        b"1",
+        b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        b"]",
+        b"[1,",
+        b"[[[[",
+        b"\"x\"]",
+        b"{",
+        b"}",
+    ];
+    for right in [Partial::new().hole(), Partial::new().text("]}")] {
+        let (mut errors, mut answers) = (0, 0);
+        let mut budget = 40u64;
+        while budget < 40_000 {
+            let config = Config {
+                budget,
+                ..Config::default()
+            };
+            let c = Constraint::with_config(&g, config).unwrap();
+            let mut at = Insertion::new(&c, &left, &right).unwrap();
+            for t in tokens {
+                match at.allows(t) {
+                    Ok(ok) => {
+                        answers += 1;
+                        let want = oracle(&full, &left, t, &right, &[]);
+                        assert_eq!(ok, want, "budget {budget}, {t:?} before {right:?}");
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            budget = budget * 5 / 4;
+        }
+        // The budgets reach both sides of what the answers cost.
+        assert!(
+            errors > 0 && answers > 0,
+            "{errors} errors, {answers} answers"
+        );
+    }
+}
