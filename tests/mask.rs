@@ -777,6 +777,8 @@ fn answers_after_running_out_of_budget_are_full_checks() {
     ];
     for right in [Partial::new().hole(), Partial::new().text("]}")] {
         let (mut errors, mut answers) = (0, 0);
+        // Answers after a growth ran out (the chart of `left` was built).
+        let mut after_growth = 0;
         let mut budget = 40u64;
         while budget < 40_000 {
             let config = Config {
@@ -785,14 +787,20 @@ fn answers_after_running_out_of_budget_are_full_checks() {
             };
             let c = Constraint::with_config(&g, config).unwrap();
             let mut at = Insertion::new(&c, &left, &right).unwrap();
+            let (mut built, mut grew_out) = (false, false);
             for t in tokens {
                 match at.allows(t) {
                     Ok(ok) => {
                         answers += 1;
+                        after_growth += usize::from(grew_out);
+                        built = true;
                         let want = oracle(&full, &left, t, &right, &[]);
                         assert_eq!(ok, want, "budget {budget}, {t:?} before {right:?}");
                     }
-                    Err(_) => errors += 1,
+                    Err(e) => {
+                        errors += 1;
+                        grew_out |= built && e.to_string().contains("the chart of the text before");
+                    }
                 }
             }
             budget = budget * 5 / 4;
@@ -802,5 +810,8 @@ fn answers_after_running_out_of_budget_are_full_checks() {
             errors > 0 && answers > 0,
             "{errors} errors, {answers} answers"
         );
+        if right.n_holes() == 0 {
+            assert!(after_growth > 0, "no answer after a growth ran out");
+        }
     }
 }
