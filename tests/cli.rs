@@ -512,6 +512,40 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     let ms = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}"));
     assert!(ms("ms_total") >= ms("ms_model") + ms("ms_constraint"));
     assert!(ms("ms_load") > 0.0);
+    // Masks ahead (`--mask-after 0`): a mask at every position, computed
+    // while the forward pass runs, nothing refused, and greedy, the infill
+    // unlimited rejection sampling makes.
+    let greedy = |mask_after: &str| {
+        let o = cdiff(&[
+            "infill",
+            "--model",
+            model.to_str().unwrap(),
+            "-g",
+            JSON_GRAMMAR,
+            "--hole-marker",
+            "<F>",
+            &t,
+            "--json",
+            "--max-tokens",
+            "12",
+            "--mask-after",
+            mask_after,
+            "--max-rejections",
+            "1000000",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+    };
+    let (ahead, plain) = (greedy("0"), greedy("off"));
+    assert!(ahead["masks"].as_u64().unwrap() > 0, "{ahead}");
+    assert_eq!(ahead["rejections"], 0);
+    assert_eq!(ahead["valid"], true);
+    assert_eq!(ahead["text"], plain["text"]);
+    let ms = |k: &str| ahead[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    assert!(ms("ms_constraint_overlapped") <= ms("ms_constraint"));
+    assert!(
+        ms("ms_total") >= ms("ms_model") + ms("ms_constraint") - ms("ms_constraint_overlapped")
+    );
 }
 
 #[test]
@@ -675,11 +709,11 @@ fn json_schema_property_order() {
 
 #[test]
 fn infill_mask_after_takes_a_count_or_off() {
-    for bad in ["0", "x", "1.5"] {
+    for bad in ["x", "1.5", "eight"] {
         let o = cdiff(&["infill", "--mask-after", bad, "examples/infill.cpp"]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
-        assert!(err.contains("count of at least 1 or `off`"), "{bad}: {err}");
+        assert!(err.contains("expected a count or `off`"), "{bad}: {err}");
     }
     let o = cdiff(&[
         "infill",

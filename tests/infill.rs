@@ -217,6 +217,68 @@ fn ar_masks_keep_con_minus_going_and_change_nothing_else() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Masks ahead (`mask_after: Some(0)`): every position's mask computed
+/// while the forward pass runs, no proposal refused. Greedy, the infill is
+/// the one unlimited rejection sampling makes (same text, tokens, witness
+/// use); sampled, every output is in the grammar and keeps the template in
+/// place, and con-minus never gives up for rejections.
+#[test]
+fn ar_masks_ahead_refuse_nothing_and_keep_greedy_infills() {
+    let dir = tmp("ahead");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 3, None).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let mut cases = templates();
+    cases.push((
+        "json.ebnf",
+        Template::from_json(r#"["{\"a\": \"", null, "\"}"]"#).unwrap(),
+    ));
+    let mut masks = 0;
+    for (gname, t) in cases {
+        let c = Constraint::compile(&grammar(gname)).unwrap();
+        let rec = Recognizer::new(&grammar(gname)).unwrap();
+        for (mode, temperature, seed) in [
+            (Mode::Con, 0.0, 0),
+            (Mode::ConMinus, 0.0, 0),
+            (Mode::Con, 1.0, 1),
+            (Mode::ConMinus, 1.0, 2),
+        ] {
+            let mut run = |mask_after| {
+                let cfg = ArInfillConfig {
+                    mode,
+                    temperature,
+                    seed,
+                    max_rejections: usize::MAX,
+                    max_tokens: 10,
+                    mask_after,
+                    ..ArInfillConfig::default()
+                };
+                infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap()
+            };
+            let ahead = run(Some(0));
+            let what = format!("{gname} {mode:?} t={temperature} seed {seed}");
+            assert_eq!(ahead.rejections, 0, "{what}");
+            assert!(ahead.masks > ahead.tokens, "{what}: a mask per position");
+            assert!(ahead.time_overlapped <= ahead.time_constraint, "{what}");
+            assert_in_place(&t, &ahead, &what);
+            assert!(!ahead.failed || ahead.tokens >= 10, "{what}: gave up");
+            assert_eq!(rec.accepts(&ahead.text).unwrap(), ahead.valid, "{what}");
+            assert_eq!(ahead.valid, !ahead.failed, "{what}");
+            masks += ahead.masks;
+            if temperature == 0.0 {
+                let plain = run(None);
+                assert_eq!(ahead.text, plain.text, "{what}");
+                assert_eq!(
+                    (ahead.tokens, ahead.used_witness, ahead.failed),
+                    (plain.tokens, plain.used_witness, plain.failed),
+                    "{what}"
+                );
+            }
+        }
+    }
+    assert!(masks > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn ar_fresh_checks_give_the_same_infill() {
     // Every proposal answered by a fresh check of the template (the

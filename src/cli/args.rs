@@ -317,8 +317,10 @@ pub struct SamplerArgs {
 
     /// After N rejections at one position, compute the position's
     /// allowed-token mask and sample from it (rejections then no longer end
-    /// a decode or an infill); `off`: rejection sampling only, as in the
-    /// paper.
+    /// a decode or an infill); `0`: autoregressive infilling computes every
+    /// position's mask while the model's forward pass for it runs (a
+    /// second thread) and never proposes a refused token (diffusion
+    /// decoding: as 1); `off`: rejection sampling only, as in the paper.
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
 
@@ -799,8 +801,10 @@ pub struct EvalRunArgs {
 
     /// After N rejections at one position, compute the position's
     /// allowed-token mask and sample from it (rejections then no longer end
-    /// a decode or an infill); `off`: rejection sampling only, as in the
-    /// paper.
+    /// a decode or an infill); `0`: autoregressive infilling computes every
+    /// position's mask while the model's forward pass for it runs (a
+    /// second thread) and never proposes a refused token (diffusion
+    /// decoding: as 1); `off`: rejection sampling only, as in the paper.
     #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
     pub mask_after: MaskAfter,
 
@@ -910,15 +914,13 @@ pub const MAX_HOLES: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MaskAfter(pub Option<usize>);
 
-/// `N` (at least 1) or `off`.
+/// `N` (a count, 0 for masks ahead) or `off`.
 fn parse_mask_after(s: &str) -> Result<MaskAfter, String> {
     match s.trim() {
         "off" => Ok(MaskAfter(None)),
         t => match t.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(MaskAfter(Some(n))),
-            _ => Err(format!(
-                "expected a count of at least 1 or `off`, not `{t}`"
-            )),
+            Ok(n) => Ok(MaskAfter(Some(n))),
+            _ => Err(format!("expected a count or `off`, not `{t}`")),
         },
     }
 }

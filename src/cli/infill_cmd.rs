@@ -174,6 +174,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
                 "forward_passes": out.forward_passes,
                 "ms_model": micros(out.time_model) / 1000.0,
                 "ms_constraint": micros(out.time_constraint) / 1000.0,
+                "ms_constraint_overlapped": micros(out.time_overlapped) / 1000.0,
                 "ms_total": micros(wall) / 1000.0,
                 "ms_load": micros(loaded_in) / 1000.0,
             })

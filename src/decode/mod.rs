@@ -174,7 +174,8 @@ pub struct DecodeConfig {
     /// computed ([`crate::mask::Insertion::mask`]) and the rest of its
     /// draws come from the masked distribution — what unlimited rejection
     /// sampling draws from — so rejections no longer end the decode.
-    /// `None`: rejection sampling only, as in the paper.
+    /// `Some(0)` is `Some(1)` here (masks ahead are for autoregressive
+    /// infilling). `None`: rejection sampling only, as in the paper.
     pub mask_after: Option<usize>,
     /// Try a step's proposals one by one even where one check of them all
     /// committed decides them (see "Proposals together" in

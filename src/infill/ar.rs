@@ -36,7 +36,13 @@ pub struct ArInfillConfig {
     /// of the position is computed ([`crate::mask`]) and the token drawn
     /// from the masked distribution (the distribution rejection sampling
     /// without a limit draws from); `max_rejections` then no longer ends
-    /// the infill. `None`: rejection sampling as in the paper.
+    /// the infill. `Some(0)`, masks ahead: every position's mask is
+    /// computed in a second thread while the model's forward pass for that
+    /// position runs, and the token drawn from it (no proposal is refused;
+    /// greedy decoding gives the tokens unlimited rejection sampling gives).
+    /// On a GPU the mask then costs only what it takes beyond the forward
+    /// pass ([`InfillOutput::time_overlapped`]). `None`: rejection sampling
+    /// as in the paper.
     pub mask_after: Option<usize>,
     /// Answer every proposal by a fresh [`Constraint::check`] of the
     /// template with the region so far and the token (as in the paper):
@@ -290,13 +296,37 @@ impl<'a> Run<'a> {
             true => Some(self.insertion(r)?),
             false => None,
         };
-        let mut row = self.forward(&prompt, 0)?;
+        // Masks ahead: every position's mask is computed while the model's
+        // forward pass for it runs.
+        let ahead = constrained && self.cfg.mask_after == Some(0);
         let mut fill: Vec<u8> = Vec::new();
+        let (mut row, mut ready) =
+            self.forward_ahead(&prompt, 0, point.as_mut(), ahead, r, &fill)?;
         for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
+            let seed = self.rng.next_u64();
+            if let Some(allowed) = ready.take() {
+                let Some(t) = draw_masked(&row, &params, seed, &allowed) else {
+                    // Nothing the model may produce keeps the text completable.
+                    return self.out_of_rejections(r, fill);
+                };
+                if self.fim.stops.contains(&t) {
+                    self.fills.push(fill);
+                    return Ok(End::Closed);
+                }
+                let bytes = self.codec.token_bytes(t);
+                fill.extend_from_slice(bytes);
+                if let Some(at) = point.as_mut() {
+                    let t0 = Instant::now();
+                    at.advance(bytes);
+                    self.out.time_constraint += t0.elapsed();
+                }
+                self.out.tokens += 1;
+                (row, ready) = self.forward_ahead(&[t], offset, point.as_mut(), ahead, r, &fill)?;
+                continue;
+            }
             // Greedy: the first proposal is the row's clear maximum, and the
             // sampler (a log-softmax of the whole row and its nucleus) is
             // built only if it is refused — the same draws.
-            let seed = self.rng.next_u64();
             let build = || RowSampler::new(&row, &params, seed);
             let mut sampler = None;
             let mut tok = match RowSampler::greedy_first(&row, &params) {
@@ -410,10 +440,16 @@ impl<'a> Run<'a> {
         let codec = self.codec;
         let n = self.allowed.len();
         let vocab = self.vocab.get_or_insert_with(|| codec.vocabulary(n));
-        let mut allowed = at.mask(vocab)?;
+        let allowed = at.mask(vocab)?;
         self.out.time_constraint += t0.elapsed();
         self.out.masks += 1;
         let stop = self.closes(r, fill)?;
+        Ok(self.permitted(allowed, stop))
+    }
+
+    /// The ids the model may produce, from the insertion point's mask over
+    /// the vocabulary and whether the region may end (the stops).
+    fn permitted(&self, mut allowed: Vec<bool>, stop: bool) -> Vec<bool> {
         for (id, a) in allowed.iter_mut().enumerate() {
             let stops = self.fim.stops.contains(&(id as u32));
             *a = self.allowed[id]
@@ -423,7 +459,55 @@ impl<'a> Run<'a> {
                     *a && !self.codec.token_bytes(id as u32).is_empty()
                 };
         }
-        Ok(allowed)
+        allowed
+    }
+
+    /// The model's row after `tokens` and, with `ahead`, the ids it may
+    /// produce at `at` (after `fill` in region `r`): the mask is computed in
+    /// a second thread while the forward pass runs, so it costs the decode
+    /// only what it takes beyond the forward pass
+    /// ([`InfillOutput::time_overlapped`] is the rest).
+    fn forward_ahead(
+        &mut self,
+        tokens: &[u32],
+        offset: usize,
+        at: Option<&mut Insertion<'a>>,
+        ahead: bool,
+        r: usize,
+        fill: &[u8],
+    ) -> Result<(Vec<f32>, Option<Vec<bool>>)> {
+        let Some(at) = at.filter(|_| ahead) else {
+            return Ok((self.forward(tokens, offset)?, None));
+        };
+        let t0 = Instant::now();
+        let (codec, n) = (self.codec, self.allowed.len());
+        let vocab = self
+            .vocab
+            .get_or_insert_with(|| codec.vocabulary(n))
+            .clone();
+        self.out.time_constraint += t0.elapsed();
+        let c = self.constraint();
+        let closing = self.template.partial_at(&self.fills, r, fill, false);
+        let (row, job, waited) = std::thread::scope(|s| {
+            let job = s.spawn(move || {
+                let t0 = Instant::now();
+                let ids = at
+                    .mask(&vocab)
+                    .and_then(|ids| Ok((ids, c.check(&closing)?)));
+                (ids, t0.elapsed())
+            });
+            let row = self.forward(tokens, offset);
+            let t0 = Instant::now();
+            let job = job.join();
+            (row, job, t0.elapsed())
+        });
+        let (ids, spent) = job.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.out.time_constraint += spent;
+        self.out.time_overlapped += spent.saturating_sub(waited);
+        self.out.masks += 1;
+        let row = row?;
+        let (ids, stop) = ids?;
+        Ok((row, Some(self.permitted(ids, stop))))
     }
 
     /// Region `r` cannot go on: `ConMinus` keeps what it has; `Con` finishes
@@ -476,5 +560,37 @@ impl<'a> Run<'a> {
         };
         self.out.fills = self.fills;
         Ok(self.out)
+    }
+}
+
+/// The token drawn at a position whose mask is known: the first draw if
+/// `allowed` holds it, else a draw from the masked distribution (the
+/// distribution rejection sampling without a limit draws from; greedy: the
+/// best allowed id, the token rejection sampling would end on). `None`
+/// when nothing is allowed.
+fn draw_masked(row: &[f32], params: &SampleParams, seed: u64, allowed: &[bool]) -> Option<u32> {
+    let ok = |t: u32| allowed.get(t as usize).copied().unwrap_or(false);
+    if let Some(t) = RowSampler::greedy_first(row, params) {
+        if ok(t) {
+            return Some(t);
+        }
+        // The best allowed id, where it is clearly best.
+        let masked: Vec<f32> = (0..row.len())
+            .map(|i| match ok(i as u32) {
+                true => row[i],
+                false => f32::NEG_INFINITY,
+            })
+            .collect();
+        if let Some(t) = RowSampler::greedy_first(&masked, params) {
+            return Some(t);
+        }
+    }
+    let mut sampler = RowSampler::new(row, params, seed);
+    match sampler.first() {
+        Some(t) if ok(t) => Some(t),
+        _ => {
+            sampler.restrict(allowed);
+            sampler.next_token()
+        }
     }
 }

@@ -67,5 +67,6 @@ pub fn infill_diffusion(
         time_model: out.time_model,
         time_constraint: out.time_constraint + time_constraint,
         masks: 0,
+        time_overlapped: std::time::Duration::ZERO,
     })
 }
