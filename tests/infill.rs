@@ -292,12 +292,14 @@ fn ar_fresh_checks_give_the_same_infill() {
         let c = Constraint::compile(&grammar(gname)).unwrap();
         for (mode, seed) in [(Mode::Con, 0), (Mode::ConMinus, 1), (Mode::Con, 2)] {
             let mut run = |fresh_checks| {
+                // Masks after rejections, not ahead: proposals are checked.
                 let cfg = ArInfillConfig {
                     mode,
                     temperature: 1.0,
                     seed,
                     max_rejections: 30,
                     max_tokens: 12,
+                    mask_after: Some(8),
                     fresh_checks,
                     ..ArInfillConfig::default()
                 };

@@ -317,12 +317,13 @@ pub struct SamplerArgs {
 
     /// After N rejections at one position, compute the position's
     /// allowed-token mask and sample from it (rejections then no longer end
-    /// a decode or an infill); `0`: autoregressive infilling computes every
-    /// position's mask while the model's forward pass for it runs (a
-    /// second thread) and never proposes a refused token (diffusion
-    /// decoding: as 1); `off`: rejection sampling only, as in the paper.
-    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
-    pub mask_after: MaskAfter,
+    /// a decode or an infill); `0` (masks ahead): autoregressive infilling
+    /// computes every position's mask while the model's forward pass for it
+    /// runs (a second thread) and never proposes a refused token (diffusion
+    /// models: as 1); `off`: rejection sampling only, as in the paper.
+    /// Default: 0 for autoregressive models, 8 for diffusion models.
+    #[arg(long, value_name = "N|off", value_parser = parse_mask_after)]
+    pub mask_after: Option<MaskAfter>,
 
     /// Diffusion models: try a step's proposals one by one even where one
     /// check of them all committed decides them (the same tokens, more
@@ -801,12 +802,13 @@ pub struct EvalRunArgs {
 
     /// After N rejections at one position, compute the position's
     /// allowed-token mask and sample from it (rejections then no longer end
-    /// a decode or an infill); `0`: autoregressive infilling computes every
-    /// position's mask while the model's forward pass for it runs (a
-    /// second thread) and never proposes a refused token (diffusion
-    /// decoding: as 1); `off`: rejection sampling only, as in the paper.
-    #[arg(long, value_name = "N|off", default_value = "8", value_parser = parse_mask_after)]
-    pub mask_after: MaskAfter,
+    /// a decode or an infill); `0` (masks ahead): autoregressive infilling
+    /// computes every position's mask while the model's forward pass for it
+    /// runs (a second thread) and never proposes a refused token (diffusion
+    /// models: as 1); `off`: rejection sampling only, as in the paper.
+    /// Default: 0 for autoregressive models, 8 for diffusion models.
+    #[arg(long, value_name = "N|off", value_parser = parse_mask_after)]
+    pub mask_after: Option<MaskAfter>,
 
     /// Diffusion models: try a step's proposals one by one even where one
     /// check of them all committed decides them (the same tokens, more

@@ -236,7 +236,9 @@ pub(super) fn dlm_config(
     }
     cfg.max_rejections = s.max_rejections;
     cfg.limit_holes = s.limit_holes;
-    cfg.mask_after = s.mask_after.0;
+    if let Some(m) = s.mask_after {
+        cfg.mask_after = m.0;
+    }
     cfg.one_by_one = s.one_by_one;
     cfg.fresh_checks = s.fresh_checks;
     if s.overlap {

@@ -122,7 +122,9 @@ impl Infiller {
                     max_rejections: a.max_rejections,
                     max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
-                    mask_after: a.mask_after.0,
+                    mask_after: a
+                        .mask_after
+                        .map_or(ArInfillConfig::default().mask_after, |m| m.0),
                     fresh_checks: a.fresh_checks,
                 };
                 infill_ar(
@@ -187,7 +189,9 @@ pub(super) fn dlm_config(
     cfg.top_p = a.top_p;
     cfg.max_rejections = a.max_rejections;
     cfg.limit_holes = a.limit_holes;
-    cfg.mask_after = a.mask_after.0;
+    if let Some(m) = a.mask_after {
+        cfg.mask_after = m.0;
+    }
     cfg.one_by_one = a.one_by_one;
     cfg.fresh_checks = a.fresh_checks;
     if a.overlap {

@@ -104,7 +104,9 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             max_rejections: s.max_rejections,
             max_tokens: a.max_tokens,
             placeholder: a.placeholder.clone().into_bytes(),
-            mask_after: s.mask_after.0,
+            mask_after: s
+                .mask_after
+                .map_or(ArInfillConfig::default().mask_after, |m| m.0),
             fresh_checks: s.fresh_checks,
         };
         infill_ar(

@@ -54,7 +54,7 @@ pub struct ArInfillConfig {
 
 impl Default for ArInfillConfig {
     /// `Con`, greedy, 100 rejections, 256 tokens per region, empty
-    /// placeholder, masks after 8 rejections at a position.
+    /// placeholder, masks ahead (`mask_after: Some(0)`).
     fn default() -> ArInfillConfig {
         ArInfillConfig {
             mode: Mode::Con,
@@ -64,7 +64,7 @@ impl Default for ArInfillConfig {
             max_rejections: 100,
             max_tokens: 256,
             placeholder: Vec::new(),
-            mask_after: Some(8),
+            mask_after: Some(0),
             fresh_checks: false,
         }
     }

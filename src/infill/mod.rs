@@ -26,11 +26,15 @@
 //! region from the witness completion ([`Constraint::completable`]), so its
 //! text is always in the grammar and keeps every chunk of the template in
 //! place. Autoregressive infilling goes further by default
-//! ([`ArInfillConfig::mask_after`]): after a few rejections at one position
-//! it computes that position's allowed-token mask ([`crate::mask`]) and
-//! draws from the masked distribution — the distribution unlimited
-//! rejection sampling draws from — so neither mode stops for rejections;
-//! only a region that reaches the token limit unclosed still does.
+//! ([`ArInfillConfig::mask_after`]): it computes every position's
+//! allowed-token mask ([`crate::mask`]) in a second thread while the
+//! model's forward pass for that position runs, and draws from the masked
+//! distribution — the distribution unlimited rejection sampling draws
+//! from; greedy, the very token it ends on — so no proposal is refused and
+//! neither mode stops for rejections; only a region that reaches the token
+//! limit unclosed still does. (`mask_after: Some(k)` instead computes a
+//! mask after `k` rejections at one position; `None` is the paper's
+//! rejection sampling.)
 //!
 //! Cost (AR): per region one prompt forward pass, then one cached forward
 //! pass per accepted token. The constraint follows the region's end as an
