@@ -304,80 +304,13 @@ impl<'a> Run<'a> {
             self.forward_ahead(&prompt, 0, point.as_mut(), ahead, r, &fill)?;
         for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
             let seed = self.rng.next_u64();
-            if let Some(allowed) = ready.take() {
-                let Some(t) = draw_masked(&row, &params, seed, &allowed) else {
-                    // Nothing the model may produce keeps the text completable.
-                    return self.out_of_rejections(r, fill);
-                };
-                if self.fim.stops.contains(&t) {
-                    self.fills.push(fill);
-                    return Ok(End::Closed);
-                }
-                let bytes = self.codec.token_bytes(t);
-                fill.extend_from_slice(bytes);
-                if let Some(at) = point.as_mut() {
-                    let t0 = Instant::now();
-                    at.advance(bytes);
-                    self.out.time_constraint += t0.elapsed();
-                }
-                self.out.tokens += 1;
-                (row, ready) = self.forward_ahead(&[t], offset, point.as_mut(), ahead, r, &fill)?;
-                continue;
-            }
-            // Greedy: the first proposal is the row's clear maximum, and the
-            // sampler (a log-softmax of the whole row and its nucleus) is
-            // built only if it is refused — the same draws.
-            let build = || RowSampler::new(&row, &params, seed);
-            let mut sampler = None;
-            let mut tok = match RowSampler::greedy_first(&row, &params) {
-                Some(t) => Some(t),
-                None => sampler.insert(build()).first(),
-            };
-            let mut here = 0;
-            let mut masked = false;
-            let chosen = loop {
-                let Some(t) = tok else { break None };
-                let ok = match point.as_mut() {
-                    None => true,
-                    Some(_) if self.fim.stops.contains(&t) => self.closes(r, &fill)?,
-                    Some(_) if self.cfg.fresh_checks => {
-                        let mut with = fill.clone();
-                        with.extend_from_slice(self.codec.token_bytes(t));
-                        let p = self.template.partial_at(&self.fills, r, &with, true);
-                        self.check(&p)?
-                    }
-                    Some(at) => {
-                        let t0 = Instant::now();
-                        let ok = at.allows(self.codec.token_bytes(t))?;
-                        self.out.time_constraint += t0.elapsed();
-                        ok
-                    }
-                };
-                if ok {
-                    break Some(t);
-                }
-                self.out.rejections += 1;
-                here += 1;
-                match self.cfg.mask_after {
-                    Some(k)
-                        if !masked
-                            && (here >= k || self.out.rejections >= self.cfg.max_rejections) =>
-                    {
-                        let at = point.as_mut().expect("a rejection means a constraint");
-                        let allowed = self.mask(at, r, &fill)?;
-                        sampler.get_or_insert_with(build).restrict(&allowed);
-                        masked = true;
-                    }
-                    Some(_) => {}
-                    None if self.out.rejections >= self.cfg.max_rejections => {
-                        return self.out_of_rejections(r, fill);
-                    }
-                    None => {}
-                }
-                tok = sampler.get_or_insert_with(build).next_token();
+            let chosen = match ready.take() {
+                Some(allowed) => draw_masked(&row, &params, seed, &allowed),
+                None => self.propose(&row, &params, seed, point.as_mut(), r, &fill)?,
             };
             let Some(t) = chosen else {
-                // Every allowed id was rejected.
+                // Every allowed id was rejected, or (masks ahead) none is
+                // allowed.
                 return self.out_of_rejections(r, fill);
             };
             if self.fim.stops.contains(&t) {
@@ -392,7 +325,7 @@ impl<'a> Run<'a> {
                 self.out.time_constraint += t0.elapsed();
             }
             self.out.tokens += 1;
-            row = self.forward(&[t], offset)?;
+            (row, ready) = self.forward_ahead(&[t], offset, point.as_mut(), ahead, r, &fill)?;
         }
         // The token limit: close the region if the grammar allows.
         if constrained && !self.closes(r, &fill)? {
@@ -400,6 +333,77 @@ impl<'a> Run<'a> {
         }
         self.fills.push(fill);
         Ok(End::Closed)
+    }
+
+    /// The token at a position by rejection sampling: the sampler's
+    /// proposals in order, each kept only if the constraint allows it at
+    /// `point` (after `fill` in region `r`); after `mask_after` rejections
+    /// here the rest are drawn from the position's mask. `None`: every
+    /// allowed id was refused, or the rejections ran out.
+    fn propose(
+        &mut self,
+        row: &[f32],
+        params: &SampleParams,
+        seed: u64,
+        mut point: Option<&mut Insertion<'a>>,
+        r: usize,
+        fill: &[u8],
+    ) -> Result<Option<u32>> {
+        // Greedy: the first proposal is the row's clear maximum,
+        // and the sampler (a log-softmax of the whole row and its
+        // nucleus) is built only if it is refused — the same
+        // draws.
+        let build = || RowSampler::new(row, params, seed);
+        let mut sampler = None;
+        let mut tok = match RowSampler::greedy_first(row, params) {
+            Some(t) => Some(t),
+            None => sampler.insert(build()).first(),
+        };
+        let mut here = 0;
+        let mut masked = false;
+        let chosen = loop {
+            let Some(t) = tok else { break None };
+            let ok = match point.as_deref_mut() {
+                None => true,
+                Some(_) if self.fim.stops.contains(&t) => self.closes(r, fill)?,
+                Some(_) if self.cfg.fresh_checks => {
+                    let mut with = fill.to_vec();
+                    with.extend_from_slice(self.codec.token_bytes(t));
+                    let p = self.template.partial_at(&self.fills, r, &with, true);
+                    self.check(&p)?
+                }
+                Some(at) => {
+                    let t0 = Instant::now();
+                    let ok = at.allows(self.codec.token_bytes(t))?;
+                    self.out.time_constraint += t0.elapsed();
+                    ok
+                }
+            };
+            if ok {
+                break Some(t);
+            }
+            self.out.rejections += 1;
+            here += 1;
+            match self.cfg.mask_after {
+                Some(k)
+                    if !masked && (here >= k || self.out.rejections >= self.cfg.max_rejections) =>
+                {
+                    let at = point
+                        .as_deref_mut()
+                        .expect("a rejection means a constraint");
+                    let allowed = self.mask(at, r, fill)?;
+                    sampler.get_or_insert_with(build).restrict(&allowed);
+                    masked = true;
+                }
+                Some(_) => {}
+                None if self.out.rejections >= self.cfg.max_rejections => {
+                    return Ok(None);
+                }
+                None => {}
+            }
+            tok = sampler.get_or_insert_with(build).next_token();
+        };
+        Ok(chosen)
     }
 
     /// The insertion point at the start of region `r` (the regions before
