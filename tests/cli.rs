@@ -536,6 +536,25 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     assert_eq!(plain["masks"], 0);
     times_add_up(&ahead);
     times_add_up(&plain);
+    // `--fresh-checks` answers proposals: without `--mask-after` it masks
+    // after 8 rejections, not ahead; with `--mask-after 0` it is an error.
+    let fresh = infill(&["--fresh-checks"]);
+    assert_eq!(fresh["text"], plain["text"]);
+    let o = cdiff(&[
+        "infill",
+        "--model",
+        model.to_str().unwrap(),
+        "-g",
+        JSON_GRAMMAR,
+        "--hole-marker",
+        "<F>",
+        &t,
+        "--fresh-checks",
+        "--mask-after",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("masks ahead"), "{}", stderr(&o));
 }
 
 #[test]

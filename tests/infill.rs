@@ -276,6 +276,16 @@ fn ar_masks_ahead_refuse_nothing_and_keep_greedy_infills() {
         }
     }
     assert!(masks > 0);
+    // Fresh checks answer proposals; masks ahead make none.
+    let (_, t) = templates().remove(0);
+    let c = Constraint::compile(&grammar("cpp.ebnf")).unwrap();
+    let cfg = ArInfillConfig {
+        fresh_checks: true,
+        mask_after: Some(0),
+        ..ArInfillConfig::default()
+    };
+    let e = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg).unwrap_err();
+    assert_eq!(e.kind(), cdiff::ErrorKind::Setting, "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -122,9 +122,7 @@ impl Infiller {
                     max_rejections: a.max_rejections,
                     max_tokens: a.max_tokens.unwrap_or(256),
                     placeholder: Vec::new(),
-                    mask_after: a
-                        .mask_after
-                        .map_or(ArInfillConfig::default().mask_after, |m| m.0),
+                    mask_after: super::infill_cmd::ar_mask_after(a.mask_after, a.fresh_checks),
                     fresh_checks: a.fresh_checks,
                 };
                 infill_ar(

@@ -12,7 +12,7 @@ use cdiff::infill::{
 };
 use cdiff::model::{device_name, load, load_causal, parse_dtype, Shipped};
 
-use super::args::InfillArgs;
+use super::args::{InfillArgs, MaskAfter};
 use super::check::load_schema;
 use super::decode_cmd::{dlm_config, mode_of, open_device, shipped_for};
 use super::{compile, config, load_grammar, micros, read_bytes, CliError};
@@ -104,9 +104,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
             max_rejections: s.max_rejections,
             max_tokens: a.max_tokens,
             placeholder: a.placeholder.clone().into_bytes(),
-            mask_after: s
-                .mask_after
-                .map_or(ArInfillConfig::default().mask_after, |m| m.0),
+            mask_after: ar_mask_after(s.mask_after, s.fresh_checks),
             fresh_checks: s.fresh_checks,
         };
         infill_ar(
@@ -198,4 +196,15 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// `--mask-after` for an autoregressive model: as given, else masks ahead
+/// (the library's default) — or, with `--fresh-checks`, masks after 8
+/// rejections, since masks ahead check no proposal.
+pub(crate) fn ar_mask_after(given: Option<MaskAfter>, fresh_checks: bool) -> Option<usize> {
+    match (given, fresh_checks) {
+        (Some(m), _) => m.0,
+        (None, true) => Some(8),
+        (None, false) => ArInfillConfig::default().mask_after,
+    }
 }

@@ -48,7 +48,8 @@ pub struct ArInfillConfig {
     /// template with the region so far and the token (as in the paper):
     /// no answers from the insertion point, no replayed hole exits. The
     /// same tokens either way (masks still come from the insertion point);
-    /// for comparison. Off by default.
+    /// for comparison. Off by default; masks ahead check no proposal, so
+    /// with `mask_after: Some(0)` it is a setting error.
     pub fresh_checks: bool,
 }
 
@@ -150,6 +151,11 @@ pub fn infill_ar(
     let p = cfg.top_p;
     crate::decode::setting(p.is_finite() && p > 0.0 && p <= 1.0, || {
         format!("top-p must be in (0, 1], not {p}")
+    })?;
+    crate::decode::setting(!(cfg.fresh_checks && cfg.mask_after == Some(0)), || {
+        "fresh checks answer proposals, and masks ahead (mask_after 0) make none: \
+         use masks after rejections or none"
+            .to_string()
     })?;
     let constrained = cfg.mode != Mode::Vanilla;
     if constrained {
