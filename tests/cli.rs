@@ -470,7 +470,7 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let t = write(&d, "t.txt", "[1, <F>, {\"a\": <F>}]");
-    let infill = |more: &[&str]| {
+    let run = |more: &[&str]| {
         let mut args = vec![
             "infill",
             "--model",
@@ -485,7 +485,10 @@ fn infill_with_an_autoregressive_model_end_to_end() {
             "12",
         ];
         args.extend_from_slice(more);
-        let o = cdiff(&args);
+        cdiff(&args)
+    };
+    let infill = |more: &[&str]| {
+        let o = run(more);
         assert!(o.status.success(), "{}", stderr(&o));
         serde_json::from_str::<Value>(&stdout(&o)).unwrap()
     };
@@ -540,19 +543,7 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     // after 8 rejections, not ahead; with `--mask-after 0` it is an error.
     let fresh = infill(&["--fresh-checks"]);
     assert_eq!(fresh["text"], plain["text"]);
-    let o = cdiff(&[
-        "infill",
-        "--model",
-        model.to_str().unwrap(),
-        "-g",
-        JSON_GRAMMAR,
-        "--hole-marker",
-        "<F>",
-        &t,
-        "--fresh-checks",
-        "--mask-after",
-        "0",
-    ]);
+    let o = run(&["--fresh-checks", "--mask-after", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("masks ahead"), "{}", stderr(&o));
 }
