@@ -199,12 +199,13 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
 }
 
 /// `--mask-after` for an autoregressive model: as given, else masks ahead
-/// (the library's default) — or, with `--fresh-checks`, masks after 8
-/// rejections, since masks ahead check no proposal.
+/// (the library's default) — or, with `--fresh-checks`, masks after
+/// rejections as for diffusion models (8), since masks ahead check no
+/// proposal.
 pub(crate) fn ar_mask_after(given: Option<MaskAfter>, fresh_checks: bool) -> Option<usize> {
     match (given, fresh_checks) {
         (Some(m), _) => m.0,
-        (None, true) => Some(8),
+        (None, true) => cdiff::decode::DecodeConfig::default().mask_after,
         (None, false) => ArInfillConfig::default().mask_after,
     }
 }

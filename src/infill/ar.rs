@@ -355,10 +355,9 @@ impl<'a> Run<'a> {
         r: usize,
         fill: &[u8],
     ) -> Result<Option<u32>> {
-        // Greedy: the first proposal is the row's clear maximum,
-        // and the sampler (a log-softmax of the whole row and its
-        // nucleus) is built only if it is refused — the same
-        // draws.
+        // Greedy: the first proposal is the row's clear maximum, and the
+        // sampler (a log-softmax of the whole row and its nucleus) is built
+        // only if it is refused — the same draws.
         let build = || RowSampler::new(row, params, seed);
         let mut sampler = None;
         let mut tok = match RowSampler::greedy_first(row, params) {
