@@ -289,6 +289,81 @@ fn ar_masks_ahead_refuse_nothing_and_keep_greedy_infills() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A mask ahead that runs out of the work budget gives way to rejection
+/// sampling at its position: over a range of budgets, wherever rejection
+/// sampling alone finishes the infill, masks ahead finish it too, with the
+/// same greedy text, and some of those runs abandoned a mask. The model's
+/// byte-level vocabulary gets runs of up to 1,024 `[`: a mask decides them
+/// all, and growing that many nested arrays is what runs out first.
+#[test]
+fn ar_masks_ahead_that_run_out_of_budget_fall_back_to_proposals() {
+    use cdiff::Config;
+    use serde_json::{json, Value};
+    let dir = tmp("ahead-budget");
+    let (bytes, tok) = (dir.join("bytes"), dir.join("tok"));
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &bytes, 3, None).unwrap();
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(bytes.join(f)).unwrap()).unwrap()
+    };
+    let mut tj = read("tokenizer.json");
+    let next = tj["added_tokens"].as_array().unwrap().len() + 256;
+    let mut merges = Vec::new();
+    for k in 1..=10 {
+        let n = 1usize << k;
+        tj["model"]["vocab"][&"[".repeat(n)] = json!(next + k);
+        merges.push(json!(format!(
+            "{} {}",
+            "[".repeat(n / 2),
+            "[".repeat(n / 2)
+        )));
+    }
+    tj["model"]["merges"] = Value::Array(merges);
+    std::fs::create_dir_all(&tok).unwrap();
+    for (f, v) in [
+        ("tokenizer.json", tj),
+        ("tokenizer_config.json", read("tokenizer_config.json")),
+    ] {
+        std::fs::write(tok.join(f), v.to_string()).unwrap();
+    }
+    let model = dir.join("model");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &model, 3, Some(&tok)).unwrap();
+    let mut m = load_causal(model.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let t = Template::from_json(r#"["{\"a\": [1, ", null, "]}"]"#).unwrap();
+    let g = grammar("json.ebnf");
+    let (mut both, mut abandoned_and_done) = (0, 0);
+    let mut budget = 200u64;
+    while budget < 60_000 {
+        let config = Config {
+            budget,
+            ..Config::default()
+        };
+        let c = Constraint::with_config(&g, config).unwrap();
+        let mut run = |mask_after| {
+            let cfg = ArInfillConfig {
+                mode: Mode::Con,
+                max_rejections: usize::MAX,
+                max_tokens: 6,
+                mask_after,
+                ..ArInfillConfig::default()
+            };
+            infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg)
+        };
+        let (plain, ahead) = (run(None), run(Some(0)));
+        if let Ok(plain) = plain {
+            let ahead = ahead.unwrap_or_else(|e| panic!("budget {budget}: {e}"));
+            assert_eq!(ahead.text, plain.text, "budget {budget}");
+            both += 1;
+            abandoned_and_done += usize::from(ahead.masks_abandoned > 0);
+        }
+        budget = budget * 5 / 4;
+    }
+    assert!(
+        both > 0 && abandoned_and_done > 0,
+        "{both} runs, {abandoned_and_done} abandoned a mask"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn ar_fresh_checks_give_the_same_infill() {
     // Every proposal answered by a fresh check of the template (the

@@ -170,6 +170,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
                 "tokens": out.tokens,
                 "rejections": out.rejections,
                 "masks": out.masks,
+                "masks_abandoned": out.masks_abandoned,
                 "used_witness": out.used_witness,
                 "forward_passes": out.forward_passes,
                 "ms_model": micros(out.time_model) / 1000.0,

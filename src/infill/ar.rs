@@ -312,7 +312,15 @@ impl<'a> Run<'a> {
             let seed = self.rng.next_u64();
             let chosen = match ready.take() {
                 Some(allowed) => draw_masked(&row, &params, seed, &allowed),
-                None => self.propose(&row, &params, seed, point.as_mut(), r, &fill)?,
+                None if ahead => {
+                    // The position's mask ran out of its budget: rejection
+                    // sampling there, as in the paper.
+                    self.propose(&row, &params, seed, point.as_mut(), r, &fill, None)?
+                }
+                None => {
+                    let k = self.cfg.mask_after;
+                    self.propose(&row, &params, seed, point.as_mut(), r, &fill, k)?
+                }
             };
             let Some(t) = chosen else {
                 // Every allowed id was rejected, or (masks ahead) none is
@@ -346,6 +354,7 @@ impl<'a> Run<'a> {
     /// `point` (after `fill` in region `r`); after `mask_after` rejections
     /// here the rest are drawn from the position's mask. `None`: every
     /// allowed id was refused, or the rejections ran out.
+    #[allow(clippy::too_many_arguments)]
     fn propose(
         &mut self,
         row: &[f32],
@@ -354,6 +363,7 @@ impl<'a> Run<'a> {
         mut point: Option<&mut Insertion<'a>>,
         r: usize,
         fill: &[u8],
+        mask_after: Option<usize>,
     ) -> Result<Option<u32>> {
         // Greedy: the first proposal is the row's clear maximum, and the
         // sampler (a log-softmax of the whole row and its nucleus) is built
@@ -389,7 +399,7 @@ impl<'a> Run<'a> {
             }
             self.out.rejections += 1;
             here += 1;
-            match self.cfg.mask_after {
+            match mask_after {
                 Some(k)
                     if !masked && (here >= k || self.out.rejections >= self.cfg.max_rejections) =>
                 {
@@ -475,7 +485,10 @@ impl<'a> Run<'a> {
     /// produce at `at` (after `fill` in region `r`): the mask is computed in
     /// a second thread while the forward pass runs, so it costs the decode
     /// only what it takes beyond the forward pass
-    /// ([`InfillOutput::time_overlapped`] is the rest).
+    /// ([`InfillOutput::time_overlapped`] is the rest). A mask that runs
+    /// out of its work or memory budget gives no ids (`None`): the position
+    /// falls back to rejection sampling, so a mask's extra relations never
+    /// end an infill that proposals alone would have finished.
     fn forward_ahead(
         &mut self,
         tokens: &[u32],
@@ -515,8 +528,14 @@ impl<'a> Run<'a> {
         self.out.time_overlapped += spent.saturating_sub(waited);
         self.out.masks += 1;
         let row = row?;
-        let (ids, stop) = ids?;
-        Ok((row, Some(self.permitted(ids, stop))))
+        match ids {
+            Ok((ids, stop)) => Ok((row, Some(self.permitted(ids, stop)))),
+            Err(e) if matches!(e.kind(), ErrorKind::Budget | ErrorKind::SizeLimit) => {
+                self.out.masks_abandoned += 1;
+                Ok((row, None))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Region `r` cannot go on: `ConMinus` keeps what it has; `Con` finishes

@@ -67,6 +67,7 @@ pub fn infill_diffusion(
         time_model: out.time_model,
         time_constraint: out.time_constraint + time_constraint,
         masks: 0,
+        masks_abandoned: 0,
         time_overlapped: std::time::Duration::ZERO,
     })
 }

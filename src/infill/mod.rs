@@ -79,6 +79,9 @@ pub struct InfillOutput {
     /// Allowed-token masks computed (autoregressive infilling, see
     /// [`ArInfillConfig::mask_after`]).
     pub masks: usize,
+    /// Masks ahead that ran out of their work or memory budget (counted in
+    /// `masks`): their positions fell back to rejection sampling.
+    pub masks_abandoned: usize,
     /// `Con` finished from the witness completion.
     pub used_witness: bool,
     /// Model forward passes.
