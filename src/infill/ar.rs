@@ -487,8 +487,8 @@ impl<'a> Run<'a> {
     /// only what it takes beyond the forward pass
     /// ([`InfillOutput::time_overlapped`] is the rest). A mask that runs
     /// out of its work or memory budget gives no ids (`None`): the position
-    /// falls back to rejection sampling, so a mask's extra relations never
-    /// end an infill that proposals alone would have finished.
+    /// falls back to rejection sampling, so the relations a mask decides
+    /// beyond the proposals' do not end the infill with a budget error.
     fn forward_ahead(
         &mut self,
         tokens: &[u32],
