@@ -467,16 +467,17 @@ impl<'a> Run<'a> {
     }
 
     /// The ids the model may produce, from the insertion point's mask over
-    /// the vocabulary and whether the region may end (the stops).
+    /// the vocabulary and whether the region may end (the stops). An id
+    /// that may be sampled at all and is not a stop has bytes
+    /// (`self.allowed`), so one pass over the ids and one over the stops.
     fn permitted(&self, mut allowed: Vec<bool>, stop: bool) -> Vec<bool> {
-        for (id, a) in allowed.iter_mut().enumerate() {
-            let stops = self.fim.stops.contains(&(id as u32));
-            *a = self.allowed[id]
-                && if stops {
-                    stop
-                } else {
-                    *a && !self.codec.token_bytes(id as u32).is_empty()
-                };
+        for (a, &ok) in allowed.iter_mut().zip(&self.allowed) {
+            *a &= ok;
+        }
+        for &s in &self.fim.stops {
+            if let Some(a) = allowed.get_mut(s as usize) {
+                *a = stop && self.allowed[s as usize];
+            }
         }
         allowed
     }
