@@ -58,6 +58,9 @@ pub(crate) enum Order {
     /// Items whose origin is a start state first (by highest state), then
     /// the rest (by highest state): races the goal's own derivation.
     StartFirst,
+    /// The item at the lowest-numbered state first: the searches of a
+    /// [`Tail`] (see [`Tail::search`]).
+    Nearest,
 }
 
 /// The completed triples of phase 1 and whether the goal was reached.
@@ -191,7 +194,7 @@ impl Own {
     ) -> Fits<Own> {
         let len = dfa.len() as u64;
         let keys = match order {
-            Order::Furthest => len,
+            Order::Furthest | Order::Nearest => len,
             Order::StartFirst => 2 * len,
         };
         let nts = (g.n_syms - g.n_terms) as u64;
@@ -572,6 +575,14 @@ impl Tail {
     /// those terminals moves over it to the entry): [`extend`] with the
     /// tail's own items reused and kept.
     ///
+    /// The search hands out the item at the lowest state first
+    /// ([`Order::Nearest`]): a tail's states are numbered from its
+    /// entries, so when the text after the point begins with a hole, an
+    /// item entering the tail is finished in the hole, where a remembered
+    /// triple (below) usually waits, before it is followed into the text
+    /// after the hole (in C++ masks over Qwen2's vocabulary, 15 % fewer
+    /// instructions in these searches than in [`Order::Furthest`]).
+    ///
     /// A triple from a state of the kept base (below `at.kept`) into the
     /// tail leads to the goal or not whatever the search that made it:
     /// what it wakes are the kept base's items, which never change, and
@@ -612,6 +623,14 @@ impl Tail {
             }
         };
         let seeds = [Seed { from, steps }];
+        // No item at `from` waits for a terminal the entry reads: nothing
+        // enters the tail, so nothing from the base's start reaches its
+        // end. In C++ masks every refused row was of this kind (57 % of
+        // the rows searched), each paying for a search's tables.
+        if !seeds_any(g, base, &seeds) {
+            self.entered[k] = made;
+            return Ok(false);
+        }
         self.searches += 1;
         // The tail's own items are kept from its first search on. Racing
         // the first search without keeping them (most tails of a mask's
@@ -624,7 +643,9 @@ impl Tail {
         // 40-41 us per proposal).
         let own = match self.own.take() {
             Some(own) => own,
-            None if self.searches == 1 => Own::new(g, &self.nfa, budget.ceiling())?,
+            None if self.searches == 1 => {
+                Own::with_order(g, &self.nfa, budget.ceiling(), Order::Nearest, Sets::Many)?
+            }
             None => {
                 return Err(crate::error::Error::new(
                     crate::error::ErrorKind::Budget,
@@ -638,6 +659,7 @@ impl Tail {
             seeds: &seeds,
             tail: true,
             kept,
+            order: Order::Nearest,
             ..Search::default()
         };
         let (chart, _, _, own) = search_in(g, &self.nfa, budget, own, s)?;
@@ -646,6 +668,21 @@ impl Tail {
         self.remembered += u32::from(chart.remembered);
         Ok(chart.goal.is_some())
     }
+}
+
+/// Whether some item at a seed's frontier states waits for a terminal one
+/// of its steps reads.
+fn seeds_any(g: &Intersector, base: &Base, seeds: &[Seed<'_>]) -> bool {
+    seeds.iter().any(|seed| {
+        seed.from.iter().any(|&f| {
+            base.scans(f).iter().any(|&it| {
+                let (prod, dot, _, _) = unitem(it);
+                let y = g.prods[prod as usize].1[dot as usize];
+                let lo = seed.steps.partition_point(|&(t, _)| t < y);
+                seed.steps.get(lo).is_some_and(|&(t, _)| t == y)
+            })
+        })
+    })
 }
 
 /// A phase-1 chart kept for extension (see [`base`], [`grow`] and
@@ -1238,6 +1275,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
     fn push_work(&mut self, origin: u32, state: u32, it: u64) -> Fits {
         let key = match self.order {
             Order::Furthest => state - self.off,
+            Order::Nearest => self.len as u32 - 1 - (state - self.off),
             Order::StartFirst => {
                 u32::from(self.is_start(origin)) * self.len as u32 + state - self.off
             }
