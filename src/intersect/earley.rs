@@ -843,12 +843,15 @@ fn search_with<'a, const TRACK: bool>(
             false => None,
         },
         draining: false,
-        // Only triples from a base are far.
-        far: KeySet::new(
-            if s.base.is_some() { nts * n * len } else { 0 },
-            far_cap,
-            ceiling,
-        )?,
+        // Only triples from a base are far. A tail's search and a base's
+        // growth by an insertion's few terminals complete few of them: a
+        // bitset over every (symbol, base state, state) was most of what
+        // they allocated and zeroed (in C++ masks, 20-80 KB per search).
+        far: match (s.base, s.tail || s.frontier.is_some()) {
+            (None, _) => KeySet::new(0, 0, ceiling)?,
+            (Some(_), true) => KeySet::sparse(far_cap, ceiling)?,
+            (Some(_), false) => KeySet::new(nts * n * len, far_cap, ceiling)?,
+        },
         n_ids: n,
         chart: Chart {
             done: KeySet::new(0, 0, ceiling)?,

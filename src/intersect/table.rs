@@ -54,15 +54,21 @@ impl KeySet {
     /// An empty set of indices below `bound`; `cap` sizes a hash table,
     /// which grows only within `ceiling`.
     pub(crate) fn new(bound: u64, cap: usize, ceiling: Ceiling) -> Fits<KeySet> {
-        Ok(if bound <= DENSE_BITS {
-            KeySet::Dense(vec![0; bound.div_ceil(64) as usize])
-        } else {
-            ceiling.admit(cap * 16)?;
-            KeySet::Sparse(
-                FxSet::with_capacity_and_hasher(cap, Default::default()),
-                ceiling,
-            )
-        })
+        match bound <= DENSE_BITS {
+            true => Ok(KeySet::Dense(vec![0; bound.div_ceil(64) as usize])),
+            false => KeySet::sparse(cap, ceiling),
+        }
+    }
+
+    /// An empty hash set, whatever the bound (for sets that hold few of
+    /// many possible indices); `cap` sizes it, and it grows only within
+    /// `ceiling`.
+    pub(crate) fn sparse(cap: usize, ceiling: Ceiling) -> Fits<KeySet> {
+        ceiling.admit(cap * 16)?;
+        Ok(KeySet::Sparse(
+            FxSet::with_capacity_and_hasher(cap, Default::default()),
+            ceiling,
+        ))
     }
 
     /// Adds `i`; whether it was new.
