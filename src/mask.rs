@@ -607,6 +607,9 @@ pub struct Insertion<'c> {
     /// Byte limits of the holes of `left` then `right` (empty: none).
     limits: Vec<Option<usize>>,
     memo: FxMap<Box<[u32]>, bool>,
+    /// The same for relations of one row, by the row: most of a trie's
+    /// nodes, looked up without building a key.
+    memo_one: FxMap<Row, bool>,
     /// The chart of `left`, once a check needed it (see [`Prefix`]);
     /// forgotten when the point moves.
     prefix: Option<Box<Prefix>>,
@@ -742,6 +745,7 @@ impl<'c> Insertion<'c> {
             point,
             limits: Vec::new(),
             memo: FxMap::default(),
+            memo_one: FxMap::default(),
             prefix: None,
             answered: Answered::new(constraint.lexer()),
             rows: Vec::new(),
@@ -778,6 +782,7 @@ impl<'c> Insertion<'c> {
             && limits.iter().all(Option::is_none);
         self.limits = limits;
         self.memo.clear();
+        self.memo_one.clear();
         self.answered = Answered::new(self.constraint.lexer());
         self.last = None;
         self
@@ -894,6 +899,7 @@ impl<'c> Insertion<'c> {
         self.point = self.point.advance(&rows);
         self.left.push_text(bytes);
         self.memo.clear();
+        self.memo_one.clear();
         self.answered = Answered::new(self.constraint.lexer());
         self.last = None;
         self.rows = rows;
@@ -1334,44 +1340,63 @@ impl<'c> Insertion<'c> {
     /// [`Insertion::verdict`] past the last relation: remembered, or
     /// checked and remembered.
     fn remembered_or_checked(&mut self, rows: &[Row], bytes: &[u8]) -> Result<bool> {
+        if let Some(ok) = self.remembered(rows) {
+            return Ok(ok);
+        }
+        let ok = self.checked(rows, bytes)?;
+        match rows {
+            [one] => {
+                self.memo_one.insert(*one, ok);
+            }
+            _ => {
+                self.memo.insert(self.key.clone().into_boxed_slice(), ok);
+            }
+        }
+        Ok(ok)
+    }
+
+    /// The answer kept for relation `rows`, if any (a relation of several
+    /// rows leaves its key in `self.key`).
+    fn remembered(&mut self, rows: &[Row]) -> Option<bool> {
+        if let [one] = rows {
+            return self.memo_one.get(one).copied();
+        }
         self.key.clear();
         for &(i, seq, l) in rows {
             self.key.extend([i, seq, l]);
         }
-        if let Some(&ok) = self.memo.get(&self.key[..]) {
-            return Ok(ok);
-        }
+        self.memo.get(&self.key[..]).copied()
+    }
+
+    /// The answer for relation `rows`, from the chart of `left` where it
+    /// applies, else by a full check.
+    fn checked(&mut self, rows: &[Row], bytes: &[u8]) -> Result<bool> {
         self.stats.checks += 1;
         if let Some(ok) = self.by_prefix(rows)? {
             self.stats.by_prefix += 1;
-            self.memo.insert(self.key.clone().into_boxed_slice(), ok);
             return Ok(ok);
         }
         let mut p = self.left.clone();
         p.push_text(bytes);
         p.append(&self.right);
-        let ok = if self.limits.is_empty() {
-            if self.end_refutes(&p)? {
-                self.stats.by_end += 1;
-                false
-            } else {
-                self.constraint.check(&p)?
-            }
-        } else if p.n_holes() < self.limits.len() {
-            // Nothing inserted between two holes: they are one, with room
-            // for both.
+        if !self.limits.is_empty() {
             let mut limits = self.limits.clone();
-            let k = self.left.n_holes() - 1;
-            limits[k] = limits[k]
-                .zip(limits[k + 1])
-                .map(|(a, b)| a.saturating_add(b));
-            limits.remove(k + 1);
-            self.constraint.check_within(&p, &limits)?
-        } else {
-            self.constraint.check_within(&p, &self.limits)?
-        };
-        self.memo.insert(self.key.clone().into_boxed_slice(), ok);
-        Ok(ok)
+            if p.n_holes() < limits.len() {
+                // Nothing inserted between two holes: they are one, with
+                // room for both.
+                let k = self.left.n_holes() - 1;
+                limits[k] = limits[k]
+                    .zip(limits[k + 1])
+                    .map(|(a, b)| a.saturating_add(b));
+                limits.remove(k + 1);
+            }
+            return self.constraint.check_within(&p, &limits);
+        }
+        if self.end_refutes(&p)? {
+            self.stats.by_end += 1;
+            return Ok(false);
+        }
+        self.constraint.check(&p)
     }
 
     /// Whether the fixed text after the last hole of `p` (a full check's
