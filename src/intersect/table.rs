@@ -325,6 +325,18 @@ impl MaxQueue {
         Ok(())
     }
 
+    /// The highest key with a value, if any.
+    #[inline]
+    pub(crate) fn max_key(&mut self) -> Option<u32> {
+        while self.top > 0 && self.summary[self.top] == 0 {
+            self.top -= 1;
+        }
+        let s = self.top;
+        let sw = *self.summary.get(s).filter(|&&x| x != 0)?;
+        let w = s * 64 + (63 - sw.leading_zeros() as usize);
+        Some((w * 64 + (63 - self.words[w].leading_zeros() as usize)) as u32)
+    }
+
     /// Removes and returns a value of the highest key.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u64> {
