@@ -1294,7 +1294,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
     fn push_work(&mut self, origin: u32, state: u32, it: u64) -> Fits {
         let key = match self.order {
             Order::Furthest => state - self.off,
-            Order::Nearest => self.len as u32 - 1 - (state - self.off),
+            Order::Nearest => self.nearest_key(state),
             Order::StartFirst => {
                 u32::from(self.is_start(origin)) * self.len as u32 + state - self.off
             }
@@ -1437,7 +1437,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         if !own {
             // No item waits at a base state from now on: the wake reaches
             // the base's (older) items, and no later item needs the end.
-            return self.push_wake((i, a, k, logged, NIL));
+            return self.ceiling.push(&mut self.wakes, (i, a, k, logged, NIL));
         }
         let s = self.side(i, a);
         let head = self.own.ends.get(s);
@@ -1445,13 +1445,15 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         let cell = self.own.arena.len() as u32 - 1;
         self.own.ends.set(s, cell)?;
         let temp_bound = self.temp.as_ref().map_or(NIL, |t| t.arena.len() as u32);
-        self.push_wake((i, a, k, cell, temp_bound))
+        self.ceiling
+            .push(&mut self.wakes, (i, a, k, cell, temp_bound))
     }
 
-    /// Queues the wake of a completion.
+    /// The worklist's key of an own state in [`Order::Nearest`]: the
+    /// nearer, the higher.
     #[inline]
-    fn push_wake(&mut self, w: Wake) -> Fits {
-        self.ceiling.push(&mut self.wakes, w)
+    fn nearest_key(&self, state: u32) -> u32 {
+        self.len as u32 - 1 - (state - self.off)
     }
 
     /// The wake to handle next, if one comes before the worklist's next
@@ -1472,7 +1474,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
                 best = x;
             }
         }
-        let key = self.len as u32 - 1 - (self.wakes[best].2 - self.off);
+        let key = self.nearest_key(self.wakes[best].2);
         if self.own.work.max_key().is_some_and(|k| k > key) {
             return None;
         }

@@ -328,27 +328,26 @@ impl MaxQueue {
     /// The highest key with a value, if any.
     #[inline]
     pub(crate) fn max_key(&mut self) -> Option<u32> {
+        self.highest().map(|(_, _, k)| k as u32)
+    }
+
+    /// Where the highest key with a value is: its summary word, its word
+    /// and the key.
+    #[inline]
+    fn highest(&mut self) -> Option<(usize, usize, usize)> {
         while self.top > 0 && self.summary[self.top] == 0 {
             self.top -= 1;
         }
         let s = self.top;
         let sw = *self.summary.get(s).filter(|&&x| x != 0)?;
         let w = s * 64 + (63 - sw.leading_zeros() as usize);
-        Some((w * 64 + (63 - self.words[w].leading_zeros() as usize)) as u32)
+        Some((s, w, w * 64 + (63 - self.words[w].leading_zeros() as usize)))
     }
 
     /// Removes and returns a value of the highest key.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u64> {
-        while self.top > 0 && self.summary[self.top] == 0 {
-            self.top -= 1;
-        }
-        let s = self.top;
-        if self.summary.get(s).is_none_or(|&x| x == 0) {
-            return None;
-        }
-        let w = s * 64 + (63 - self.summary[s].leading_zeros() as usize);
-        let k = w * 64 + (63 - self.words[w].leading_zeros() as usize);
+        let (s, w, k) = self.highest()?;
         let c = self.heads[k];
         let (value, next) = self.cells[c as usize];
         self.cells[c as usize].1 = self.free;
