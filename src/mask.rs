@@ -575,6 +575,11 @@ pub struct InsertionStats {
     /// from the text before the point into the text after it, which leads
     /// to the goal whatever was inserted).
     pub remembered: usize,
+    /// Rows searched from the chart of the text before the point whose
+    /// lexer state `l₀` stands at several of its states (a lexeme in
+    /// progress that may have started at different places, after a hole
+    /// or after an earlier point's insertion).
+    pub several_frontiers: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -1106,6 +1111,9 @@ impl<'c> Insertion<'c> {
         let from: Vec<u32> = frontier_of(&pre.at, self.point.state(i)).collect();
         if from.is_empty() {
             return Ok(Some(false));
+        }
+        if from.len() > 1 {
+            self.stats.several_frontiers += 1;
         }
         // A lexeme in `l₁` that can only end where it stands, as
         // terminals `X` or skipped: `right` is read from the start state

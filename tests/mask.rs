@@ -460,6 +460,69 @@ fn small_grammars_advancing_point() {
     }
 }
 
+/// The text before the point starts with a hole, then the point advances
+/// over random bytes: a lexeme in progress at the point may have started
+/// in the hole or after it (`x1a` one identifier, or `1` a number and `a`
+/// a new identifier), so one lexer state stands at several states of the
+/// chart of that text, and a row is searched from all of them. Every mask
+/// equals the checks, before a hole, fixed bytes, or the end.
+#[test]
+fn small_grammars_advancing_after_a_hole() {
+    let id_num: [(&str, &[u8]); 2] = [
+        (
+            r#"
+            start: (ID ";" | NUM ID ";")*
+            ID: /[a-z][a-z0-9]*/
+            NUM: /[0-9]+/
+            "#,
+            b"a1;",
+        ),
+        (
+            r#"
+            start: ID ";" NUM ("," ID)*
+            ID: /[a-z][a-z0-9]*/
+            NUM: /[0-9]+/
+            "#,
+            b"a1;,",
+        ),
+    ];
+    let mut several = 0;
+    for (k, (src, alphabet)) in small_cases().into_iter().chain(id_num).enumerate() {
+        let g = Grammar::from_lark(src, None).unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let words = all_words(alphabet, 2);
+        let vocab = Vocabulary::new(&words);
+        let mut rng = SplitMix64::new(100 + k as u64);
+        for _ in 0..40 {
+            let len = 1 + rng.below(6) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+                .collect();
+            let right = match rng.below(3) {
+                0 => Partial::new().hole(),
+                1 => Partial::new().text([alphabet[rng.below(alphabet.len() as u64) as usize]]),
+                _ => Partial::new().text(&text[..rng.below(len as u64 + 1) as usize]),
+            };
+            let mut at = Insertion::new(&c, &Partial::new().hole(), &right).unwrap();
+            for &b in &text {
+                at.advance(&[b]);
+                let left = at.left().clone();
+                let mask = at.mask(&vocab).unwrap();
+                for (id, w) in words.iter().enumerate() {
+                    assert_eq!(
+                        mask[id],
+                        oracle(&c, &left, w, &right, &[]),
+                        "grammar {k}: {left:?} · {:?} · {right:?}",
+                        String::from_utf8_lossy(w)
+                    );
+                }
+            }
+            several += at.stats().several_frontiers;
+        }
+    }
+    assert!(several > 0, "no row stood at several states of the chart");
+}
+
 /// Small grammars where lexing is the hard part, over every partial output
 /// of up to 3 positions before the point and 1 after it from a small
 /// alphabet, and a vocabulary of every word of up to 2 bytes; without hole
