@@ -354,6 +354,11 @@ impl Constraint {
         self.search.extend(base, ext, seeds, &mut budget)
     }
 
+    /// See [`Intersector::enters`].
+    pub(crate) fn enters(&self, base: &Base, seeds: &[Seed<'_>]) -> bool {
+        self.search.enters(base, seeds)
+    }
+
     /// See [`Intersector::grow`]: the chart of the text before an insertion
     /// point, moved past accepted bytes.
     pub(crate) fn grow(&self, base: &mut Base, by: Growth<'_>) -> Result<()> {

@@ -580,6 +580,9 @@ pub struct InsertionStats {
     /// progress that may have started at different places, after a hole
     /// or after an earlier point's insertion).
     pub several_frontiers: usize,
+    /// Rows refused before growing the chart by their terminals: no item
+    /// where the growth would start waits for the first terminal grown.
+    pub dead_growths: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -1141,9 +1144,12 @@ impl<'c> Insertion<'c> {
         }
         self.point.sequence(seq, &mut self.seq);
         let hits = r.remembered();
-        // The chart of `left` as it stands (an insertion's terminals grow
-        // it below only for one search).
-        let kept_base = remembered(pre.base.len(), self.many);
+        // Where the point expects many proposals, the tail remembers the
+        // triples from the chart that led to the goal: that pays over a
+        // mask's hundreds of searches; a decoder's few tries at one place
+        // gain nothing from it (its cost there measured within noise,
+        // `dlm-cpp` side by side).
+        let remember = self.many;
         let ok = match (self.seq.split_first(), r.accepts_empty(k)) {
             // The word may end at the point: the base has no final
             // state to say so; a full check does.
@@ -1155,7 +1161,7 @@ impl<'c> Insertion<'c> {
                     k,
                     from: &from,
                     before,
-                    kept: kept_base,
+                    remember,
                 };
                 c.search_tail(&pre.base, r, at)
             }
@@ -1203,6 +1209,13 @@ impl<'c> Insertion<'c> {
                         from: if done > 0 { &on } else { &from },
                         steps: &steps,
                     }];
+                    // The rest's first terminal cannot follow: the grown
+                    // chart would have no item, so nothing enters `right`.
+                    if !c.enters(&pre.base, &seeds) {
+                        pre.base.detach_above(kept_len);
+                        self.stats.dead_growths += 1;
+                        return Ok(Some(false));
+                    }
                     let ext = TokenNfa::from_edges(edges);
                     let by = Growth {
                         ext: &ext,
@@ -1218,7 +1231,7 @@ impl<'c> Insertion<'c> {
                     k,
                     from: &[pre.base.len() as u32 - 1],
                     before,
-                    kept: kept_base,
+                    remember,
                 };
                 let ok = c.search_tail(&pre.base, r, at);
                 let layers = pre.base.detach_above(kept_len);
@@ -1613,20 +1626,6 @@ fn ends_in_place(lx: &crate::lexer::Lexer, right: &Partial, l1: u32) -> Option<E
         (false, false) => Some(Ends::Emits(set)),
         (true, true) => Some(Ends::Skipped),
         _ => None,
-    }
-}
-
-/// The kept part of the chart of `left` (its `len` states) as a tail
-/// search sees it ([`Entering::kept`]), where the point expects `many`
-/// proposals; none otherwise. The triples from there that lead to the
-/// goal are remembered across the tail's searches, which pays over a
-/// mask's hundreds of searches; a decoder's few tries at one place gain
-/// nothing from it (its cost there measured within noise, `dlm-cpp` side
-/// by side).
-fn remembered(len: u64, many: bool) -> u32 {
-    match many {
-        true => len as u32,
-        false => 0,
     }
 }
 

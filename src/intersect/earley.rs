@@ -167,10 +167,9 @@ struct Own {
     /// Scratch for ε-closures (a tail keeps it with its tables: made per
     /// search, it was a zeroed array as long as the text after the point).
     eps: EpsClosure,
-    /// Searching a [`Tail`]: the triples from the kept part of the base
-    /// into the tail known to lead to the goal, by [`live_key`] (see
-    /// [`Tail::search`]).
-    live: crate::hash::FxSet<u64>,
+    /// Searching a [`Tail`]: the triples from the base into the tail
+    /// known to lead to the goal, by [`live_key`] (see [`Tail::search`]).
+    live: crate::hash::FxSet<u128>,
 }
 
 impl Own {
@@ -222,11 +221,11 @@ struct Temp {
     arena: Vec<(u64, u32)>,
     /// Per cell of `arena`: the cause of its item (see [`Earley::cur`]).
     causes: Vec<u32>,
-    /// The triples from kept base states into the tail completed in this
+    /// The triples from base states into the tail completed in this
     /// search: their [`live_key`] and the index here of the triple whose
     /// wake led to them ([`NIL`]: none did). (Here, not in [`Earley`]: a
     /// check's search has no use for them.)
-    far_log: Vec<(u64, u32)>,
+    far_log: Vec<(u128, u32)>,
     /// The causes of the items in the worklist whose origin is in the base
     /// and which a triple of `far_log` led to (see [`Earley::cur`]).
     queued: FxMap<u64, u32>,
@@ -278,13 +277,8 @@ struct Earley<'a, const TRACK: bool> {
     predicting: Vec<(u32, u32)>,
     /// What the tables may grow to.
     ceiling: Ceiling,
-    /// Searching a [`Tail`]: the base's states below this (base-local
-    /// ids) are kept across the tail's searches; triples from them into
-    /// the tail are followed to the goal (see [`Tail::search`]). Zero
-    /// elsewhere: nothing is followed.
-    kept: u32,
     /// While an item or a wake is handled: the index in [`Temp::far_log`] of the
-    /// triple from a kept base state whose wake led to it ([`NIL`]: none
+    /// triple from a base state whose wake led to it ([`NIL`]: none
     /// did, or the item is the tail's own); what it makes inherits it.
     cur: u32,
 }
@@ -297,12 +291,23 @@ type Wake = (u32, u32, u32, u32, u32);
 /// [`Earley::next_wake`]).
 const NEAREST_WAKES: usize = 32;
 
-/// The key of triple `(b, A, k)`, `b` a base-local state and `k` a state
-/// of a tail, for [`Own::live`]: both fit an item's 21 bits.
+/// The key of triple `(b, A, k)` for [`Own::live`], `b` a state of the
+/// base layer `uid` (layer-local) and `k` a state of a tail: both fit an
+/// item's 21 bits. By the layer's uid, not the base's state ids: the
+/// layers grown for an insertion's terminals are taken off after its
+/// search, and the next ones grown take their ids.
 #[inline]
-fn live_key(a: u32, b: u32, k: u32) -> u64 {
-    ((a as u64) << 42) | ((b as u64) << 21) | k as u64
+fn live_key(uid: u64, a: u32, b: u32, k: u32) -> u128 {
+    ((uid as u128) << 64) | ((a as u128) << 42) | ((b as u128) << 21) | k as u128
 }
+
+/// The most triples a [`Tail`] remembers ([`Own::live`]; about 2 MB): a
+/// C++ mask over Qwen2's vocabulary adds about 2,000, mostly from the
+/// layers of its rows' own terminals, which later masks never see again.
+const MAX_LIVE: usize = 1 << 16;
+
+/// Source of [`Layer::uid`]s.
+static LAYER_UIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// How a search enters a [`Tail`] (see [`Tail::search`]).
 #[derive(Clone, Copy, Debug)]
@@ -313,10 +318,9 @@ pub(crate) struct Entering<'e> {
     pub(crate) from: &'e [u32],
     /// Terminals (sorted) read over to the entry first, if any.
     pub(crate) before: Option<&'e [u32]>,
-    /// The base's states below this are the tail's kept base (the chart of
-    /// the text before the point, in every search of the tail); the
-    /// others (an insertion's own terminals) belong to this search.
-    pub(crate) kept: u32,
+    /// Whether the tail remembers the triples from the base that led to
+    /// the goal, for its later searches (see [`Tail::search`]).
+    pub(crate) remember: bool,
 }
 
 /// How long phase 1 runs.
@@ -597,13 +601,19 @@ impl Tail {
     /// instead of at all of them (the hole's states after one lexeme or
     /// another) before the next item.
     ///
-    /// A triple from a state of the kept base (below `at.kept`) into the
+    /// With `at.remember`, a triple from a state of the base into the
     /// tail leads to the goal or not whatever the search that made it:
-    /// what it wakes are the kept base's items, which never change, and
-    /// what those need next is the tail's. So each triple remembers the
-    /// one whose wake led to it, and when the goal completes, the chain
-    /// of triples that led there is kept as live; a later search that
-    /// completes one of them has reached the goal.
+    /// what it wakes are the items of that state's layer and the layers
+    /// under it, which never change, and what those need next is the
+    /// tail's. So each triple remembers the one whose wake led to it, and
+    /// when the goal completes, the chain of triples that led there is
+    /// kept as live, by layer ([`live_key`]); a later search that
+    /// completes one of them has reached the goal. That holds for the
+    /// layers an insertion's terminals grew too, whenever they are put
+    /// back on the same layers (a layer is only ever put back where it
+    /// was grown): a row's second search with other `l₁`, or a longer
+    /// row grown on its layers, stops where the climb from the
+    /// insertion's own items reaches a triple remembered there.
     ///
     /// # Errors
     /// As [`extend`]; the tail is then unusable (and says so on every later
@@ -619,7 +629,7 @@ impl Tail {
             k,
             from,
             before,
-            kept,
+            remember,
         } = at;
         let Some(state) = self.entry(k) else {
             return Ok(false);
@@ -656,7 +666,14 @@ impl Tail {
         // keeps one tail, not one per lexer state (the same loop 56-59 ->
         // 40-41 us per proposal).
         let own = match self.own.take() {
-            Some(own) => own,
+            Some(mut own) => {
+                // Triples from the layers of rows long gone stay: the set
+                // is forgotten (a cache) before it holds more than this.
+                if own.live.len() >= MAX_LIVE {
+                    own.live.clear();
+                }
+                own
+            }
             None if self.searches == 1 => Own::new(g, &self.nfa, budget.ceiling())?,
             None => {
                 return Err(crate::error::Error::new(
@@ -674,7 +691,7 @@ impl Tail {
             base: Some(base),
             seeds: &seeds,
             tail: true,
-            kept,
+            remember,
             order,
             ..Search::default()
         };
@@ -688,7 +705,7 @@ impl Tail {
 
 /// Whether some item at a seed's frontier states waits for a terminal one
 /// of its steps reads.
-fn seeds_any(g: &Intersector, base: &Base, seeds: &[Seed<'_>]) -> bool {
+pub(super) fn seeds_any(g: &Intersector, base: &Base, seeds: &[Seed<'_>]) -> bool {
     seeds.iter().any(|seed| {
         seed.from.iter().any(|&f| {
             base.scans(f).iter().any(|&it| {
@@ -724,6 +741,9 @@ pub(crate) struct Grown(Vec<Arc<Layer>>);
 struct Layer {
     off: u32,
     len: u32,
+    /// Unique to this layer (among every base's): it keys the triples
+    /// from its states that a tail remembers ([`live_key`]).
+    uid: u64,
     /// Keyed by `(state - off, nonterminal)` ([`side_index`]), as the
     /// search's tables.
     waiting: Heads,
@@ -785,8 +805,8 @@ struct Search<'b> {
     tail: bool,
     /// The worklist's order (the [`Own`] must have been made for it).
     order: Order,
-    /// Searching a [`Tail`]: its kept base ([`Entering::kept`]).
-    kept: u32,
+    /// Searching a [`Tail`]: whether it remembers ([`Entering::remember`]).
+    remember: bool,
 }
 
 impl Default for Until {
@@ -805,7 +825,7 @@ fn search_in<'a>(
     // Following triples from a tail's kept base to the goal (see
     // [`Tail::search`]) is compiled into tail searches only: a check's
     // search runs the code it ran before, with no test of its own.
-    match s.tail && s.kept > 0 {
+    match s.tail && s.remember {
         true => search_with::<true>(g, dfa, budget, own, s),
         false => search_with::<false>(g, dfa, budget, own, s),
     }
@@ -896,7 +916,6 @@ fn search_with<'a, const TRACK: bool>(
         closure: Vec::new(),
         #[cfg(debug_assertions)]
         made: Default::default(),
-        kept: if s.tail { s.kept } else { 0 },
         cur: NIL,
     };
     // A recording search's tables are its own (never a tail's): the
@@ -1021,6 +1040,7 @@ fn search_with<'a, const TRACK: bool>(
     let mut layer = Layer {
         off,
         len: len as u32,
+        uid: LAYER_UIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         waiting: Heads::none(),
         arena: Vec::new(),
         scans: e.scans,
@@ -1375,14 +1395,16 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         }
     }
 
-    /// Logs the new triple `(i, A, k)` from the kept base with its cause
-    /// (its index in `far_log` is returned), and reaches the goal if it is
+    /// Logs the new triple `(i, A, k)` from the base with its cause (its
+    /// index in `far_log` is returned), and reaches the goal if it is
     /// known to lead there.
     fn log_far(&mut self, i: u32, a: u32, k: u32) -> Fits<u32> {
-        let at = live_key(a, i - self.base_at, k);
-        let Some(t) = self.temp.as_mut() else {
+        let (Some(base), Some(t)) = (self.base, self.temp.as_mut()) else {
             return Ok(NIL);
         };
+        let b = i - self.base_at;
+        let l = base.layer(b);
+        let at = live_key(l.uid, a, b - l.off, k);
         let logged = t.far_log.len() as u32;
         self.ceiling.push(&mut t.far_log, (at, self.cur))?;
         if self.own.live.contains(&at) {
@@ -1424,7 +1446,7 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
                 return Ok(());
             }
         }
-        let logged = match TRACK && !own && i.wrapping_sub(self.base_at) < self.kept {
+        let logged = match TRACK && !own {
             true => self.log_far(i, a, k)?,
             false => NIL,
         };

@@ -310,6 +310,13 @@ impl Intersector {
         earley::grow(self, base, by, budget)
     }
 
+    /// Whether an item at a seed's `from` states waits for a terminal of
+    /// its `steps`: if none does, nothing moves into an extension entered
+    /// so, and no growth or search from there can reach anything.
+    pub(crate) fn enters(&self, base: &Base, seeds: &[Seed<'_>]) -> bool {
+        earley::seeds_any(self, base, seeds)
+    }
+
     /// Whether a word of the grammar reads the base's prefix to a state of a
     /// seed's `from`, then a terminal `t` to `ext`'s state `d` for a step
     /// `(t, d)` of its `steps` (sorted), then a word of `ext` from `d` to a
