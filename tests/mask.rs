@@ -414,6 +414,35 @@ fn advancing_point_equals_checks_cpp() {
     );
 }
 
+/// `1..=max` random bytes of `alphabet`.
+fn random_text(rng: &mut SplitMix64, alphabet: &[u8], max: u64) -> Vec<u8> {
+    let len = 1 + rng.below(max) as usize;
+    (0..len)
+        .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+        .collect()
+}
+
+/// The mask at `at` equals the oracle on every word (grammar `k`).
+fn assert_mask_is_oracle(
+    c: &Constraint,
+    at: &mut Insertion<'_>,
+    vocab: &Vocabulary,
+    words: &[Vec<u8>],
+    right: &Partial,
+    k: usize,
+) {
+    let left = at.left().clone();
+    let mask = at.mask(vocab).unwrap();
+    for (id, w) in words.iter().enumerate() {
+        assert_eq!(
+            mask[id],
+            oracle(c, &left, w, right, &[]),
+            "grammar {k}: {left:?} · {:?} · {right:?}",
+            String::from_utf8_lossy(w)
+        );
+    }
+}
+
 /// Small grammars where lexing is the hard part: random texts over a small
 /// alphabet, the point advancing over them a byte or two at a time, every
 /// word of up to 2 bytes asked at each step (the mask), before a hole or a
@@ -428,10 +457,7 @@ fn small_grammars_advancing_point() {
         let mut rng = SplitMix64::new(k as u64);
         let mut grown = 0;
         for _ in 0..60 {
-            let len = 1 + rng.below(7) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
-                .collect();
+            let text = random_text(&mut rng, alphabet, 7);
             let right = match rng.below(3) {
                 0 => Partial::new().hole(),
                 1 => Partial::new().text([alphabet[rng.below(alphabet.len() as u64) as usize]]),
@@ -440,16 +466,7 @@ fn small_grammars_advancing_point() {
             let mut at = Insertion::new(&c, &Partial::new(), &right).unwrap();
             let mut pos = 0;
             while pos < text.len() {
-                let left = at.left().clone();
-                let mask = at.mask(&vocab).unwrap();
-                for (id, w) in words.iter().enumerate() {
-                    assert_eq!(
-                        mask[id],
-                        oracle(&c, &left, w, &right, &[]),
-                        "grammar {k}: {left:?} · {:?} · {right:?}",
-                        String::from_utf8_lossy(w)
-                    );
-                }
+                assert_mask_is_oracle(&c, &mut at, &vocab, &words, &right, k);
                 let n = (1 + rng.below(2) as usize).min(text.len() - pos);
                 at.advance(&text[pos..pos + n]);
                 pos += n;
@@ -494,10 +511,8 @@ fn small_grammars_advancing_after_a_hole() {
         let vocab = Vocabulary::new(&words);
         let mut rng = SplitMix64::new(100 + k as u64);
         for _ in 0..40 {
-            let len = 1 + rng.below(6) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
-                .collect();
+            let text = random_text(&mut rng, alphabet, 6);
+            let len = text.len();
             let right = match rng.below(3) {
                 0 => Partial::new().hole(),
                 1 => Partial::new().text([alphabet[rng.below(alphabet.len() as u64) as usize]]),
@@ -506,16 +521,7 @@ fn small_grammars_advancing_after_a_hole() {
             let mut at = Insertion::new(&c, &Partial::new().hole(), &right).unwrap();
             for &b in &text {
                 at.advance(&[b]);
-                let left = at.left().clone();
-                let mask = at.mask(&vocab).unwrap();
-                for (id, w) in words.iter().enumerate() {
-                    assert_eq!(
-                        mask[id],
-                        oracle(&c, &left, w, &right, &[]),
-                        "grammar {k}: {left:?} · {:?} · {right:?}",
-                        String::from_utf8_lossy(w)
-                    );
-                }
+                assert_mask_is_oracle(&c, &mut at, &vocab, &words, &right, k);
             }
             several += at.stats().several_frontiers;
         }
