@@ -822,7 +822,7 @@ fn search_in<'a>(
     own: Own,
     s: Search<'a>,
 ) -> Result<(Chart, Layer, std::borrow::Cow<'a, [bool]>, Own)> {
-    // Following triples from a tail's kept base to the goal (see
+    // Following triples from a tail's base to the goal (see
     // [`Tail::search`]) is compiled into tail searches only: a check's
     // search runs the code it ran before, with no test of its own.
     match s.tail && s.remember {
@@ -831,7 +831,7 @@ fn search_in<'a>(
     }
 }
 
-/// [`search_in`], following triples from a tail's kept base if `TRACK`.
+/// [`search_in`], following triples from a tail's base if `TRACK`.
 fn search_with<'a, const TRACK: bool>(
     g: &'a Intersector,
     dfa: &'a TokenNfa,
