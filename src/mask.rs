@@ -1196,15 +1196,6 @@ impl<'c> Insertion<'c> {
                 if done < self.seq.len() {
                     let (first, rest) = (self.seq[done], &self.seq[done + 1..]);
                     let m = rest.len() as u32 + 1;
-                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
-                        .map(|j| match rest.get(j as usize) {
-                            Some(&set) => term_sets[set as usize]
-                                .iter()
-                                .map(|&t| (t, j + 1))
-                                .collect(),
-                            None => Vec::new(),
-                        })
-                        .collect();
                     let steps: Vec<(u32, u32)> =
                         term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
                     // From the frontier of the layers put back, or the
@@ -1221,6 +1212,15 @@ impl<'c> Insertion<'c> {
                         self.stats.dead_growths += 1;
                         return Ok(Some(false));
                     }
+                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
+                        .map(|j| match rest.get(j as usize) {
+                            Some(&set) => term_sets[set as usize]
+                                .iter()
+                                .map(|&t| (t, j + 1))
+                                .collect(),
+                            None => Vec::new(),
+                        })
+                        .collect();
                     let ext = TokenNfa::from_edges(edges);
                     let by = Growth {
                         ext: &ext,
