@@ -121,8 +121,7 @@ impl Heads {
         ceiling.admit(bound as usize * 8)?;
         let v = pool::take(bound as usize);
         Ok(match sets {
-            Sets::Many => Heads::Dense(v),
-            Sets::Few | Sets::Spread => Heads::Listed(v, Vec::new()),
+            Sets::Many | Sets::Few | Sets::Spread => Heads::Listed(v, Vec::new()),
         })
     }
 
@@ -229,15 +228,18 @@ mod pool {
                     let mut free = free.try_borrow_mut().ok()?;
                     let k = (0..free.len())
                         .filter(|&k| free[k].capacity() >= len)
-                        .min_by_key(|&k| free[k].capacity())?;
+                        .min_by_key(|&k| (free[k].len() < len, free[k].capacity()))?;
                     Some(free.swap_remove(k))
                 })
                 .ok()
                 .flatten();
             if let Some(mut v) = kept {
-                // Entries past the old length are written here; those
-                // before it are unset.
-                v.resize(len, NIL);
+                // Every entry is unset; a longer array stays longer (its
+                // entries past `len` are never set, and not written again
+                // when the next search needs them).
+                if v.len() < len {
+                    v.resize(len, NIL);
+                }
                 return v;
             }
         }
@@ -260,6 +262,12 @@ mod pool {
             if let Ok(mut free) = free.try_borrow_mut() {
                 if free.len() < KEEP {
                     free.push(v);
+                } else if let Some(k) = (0..free.len()).min_by_key(|&k| free[k].capacity()) {
+                    // The smallest goes: the searches of a decode grow
+                    // with its canvas.
+                    if free[k].capacity() < v.capacity() {
+                        free[k] = v;
+                    }
                 }
             }
         });

@@ -752,8 +752,14 @@ impl TokenNfa {
         ceiling.reserve(&mut finals, hint)?;
         // Edges per node, in node order; ε-moves are edges labelled `EPS`
         // until the automaton is trimmed.
-        ceiling.admit(hint.saturating_mul(36))?;
-        let mut edges: Rows<(u32, u32)> = Rows::with_capacity(hint, 4 * hint);
+        // A hole adds about an edge per terminal (C++: 100 terminals, 100
+        // edges per hole of `dlm-cpp` canvases): growing past the hint
+        // copied a canvas's edges three times per check, writing cache
+        // lines a decoder's forward pass had evicted (a third of a check's
+        // cache misses).
+        let hole_edges = partial.n_holes().min(PRESIZE_MAX) * (lexer.n_terms + 12);
+        ceiling.admit(hint.saturating_mul(36) + hole_edges * 8)?;
+        let mut edges: Rows<(u32, u32)> = Rows::with_capacity(hint, 4 * hint + hole_edges);
         let mut exit_seeds: Vec<Conf> = Vec::new();
         let mut head = 0;
         while head < nodes.kinds.len() {
