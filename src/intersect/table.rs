@@ -26,18 +26,18 @@ pub(crate) const DENSE_HEADS: u64 = 1 << 18;
 const DENSE_HEADS_FEW: u64 = 1 << 15;
 
 /// How many of a dense [`Heads`]' entries a search sets, which decides its
-/// largest array and how the array is cleared when given back to the
-/// [`pool`].
+/// largest array (an array is cleared by the keys it set, or filled when
+/// a quarter of it was set: see [`pool::give`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sets {
-    /// A good part (a whole search): filled with [`NIL`] again.
+    /// A good part (a whole search).
     Many,
     /// Few (one of the many small searches of an insertion point's
-    /// relations): the keys set are listed and only they are cleared.
+    /// relations): a smaller array, hashed beyond it.
     Few,
     /// Anywhere from one in ten to one in hundreds (phase 2's lists of
     /// finalised triples, by automaton state and symbol): the large
-    /// array of [`Sets::Many`], the keys set listed as for [`Sets::Few`].
+    /// array of [`Sets::Many`].
     Spread,
 }
 
@@ -98,10 +98,13 @@ impl KeySet {
 /// A map from indices below a bound to `u32` (list heads), [`NIL`] when unset.
 #[derive(Clone, Debug)]
 pub(crate) enum Heads {
-    /// An array from this thread's [`pool`], filled with [`NIL`] again when
-    /// given back.
+    /// An array too small for this thread's [`pool`] to keep (dropped
+    /// whole).
     Dense(Vec<u32>),
-    /// The same, with the keys set listed: only they are cleared.
+    /// An array from the pool, with the keys set listed: only they are
+    /// cleared when it is given back (a decoder's canvases evict the
+    /// caches between checks, and zeroing a whole array wrote lines its
+    /// search never read).
     Listed(Vec<u32>, Vec<u32>),
     Sparse(FxMap<u64, u32>, Ceiling),
 }
@@ -120,8 +123,12 @@ impl Heads {
         // The array, and at worst one listed key per entry.
         ceiling.admit(bound as usize * 8)?;
         let v = pool::take(bound as usize);
-        Ok(match sets {
-            Sets::Many | Sets::Few | Sets::Spread => Heads::Listed(v, Vec::new()),
+        // A small array is not kept by the pool (it is dropped whole), so
+        // listing its keys would be wasted work: a mask's thousands of
+        // small searches paid for it (C++ mask loop 2-4 % slower).
+        Ok(match bound < pool::MIN_LEN as u64 {
+            true => Heads::Dense(v),
+            false => Heads::Listed(v, Vec::new()),
         })
     }
 
@@ -214,7 +221,7 @@ mod pool {
     /// Arrays kept per thread: at most this many...
     const KEEP: usize = 8;
     /// ...of at least this many entries (smaller ones cost little to make).
-    const MIN_LEN: usize = 1 << 12;
+    pub(super) const MIN_LEN: usize = 1 << 12;
 
     thread_local! {
         static FREE: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
