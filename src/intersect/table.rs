@@ -101,11 +101,14 @@ pub(crate) enum Heads {
     /// An array too small for this thread's [`pool`] to keep (dropped
     /// whole).
     Dense(Vec<u32>),
-    /// An array from the pool, with the keys set listed: only they are
-    /// cleared when it is given back (a decoder's canvases evict the
-    /// caches between checks, and zeroing a whole array wrote lines its
-    /// search never read).
-    Listed(Vec<u32>, Vec<u32>),
+    /// An array from the pool (its first `used` entries in use), with the
+    /// keys set listed while they are fewer than one per cache line: only
+    /// they are cleared when it is given back (a decoder's canvases evict
+    /// the caches between checks, and zeroing a whole array wrote lines
+    /// its search never read); past that, the used part is filled (clearing
+    /// keys at random over most lines of a 1 MiB array cost a 2.3 KB C++
+    /// file's check more than a sequential fill).
+    Listed(Vec<u32>, Vec<u32>, u32),
     Sparse(FxMap<u64, u32>, Ceiling),
 }
 
@@ -128,7 +131,7 @@ impl Heads {
         // small searches paid for it (C++ mask loop 2-4 % slower).
         Ok(match bound < pool::MIN_LEN as u64 {
             true => Heads::Dense(v),
-            false => Heads::Listed(v, Vec::new()),
+            false => Heads::Listed(v, Vec::new(), bound as u32),
         })
     }
 
@@ -151,7 +154,7 @@ impl Heads {
     #[inline]
     pub(crate) fn get(&self, i: u64) -> u32 {
         match self {
-            Heads::Dense(v) | Heads::Listed(v, _) => v[i as usize],
+            Heads::Dense(v) | Heads::Listed(v, ..) => v[i as usize],
             Heads::Sparse(m, _) => m.get(&i).copied().unwrap_or(NIL),
         }
     }
@@ -161,10 +164,10 @@ impl Heads {
     pub(crate) fn replace(&mut self, i: u64, value: u32) -> Fits<u32> {
         Ok(match self {
             Heads::Dense(v) => std::mem::replace(&mut v[i as usize], value),
-            Heads::Listed(v, keys) => {
+            Heads::Listed(v, keys, used) => {
                 let old = std::mem::replace(&mut v[i as usize], value);
                 if old == NIL {
-                    keys.push(i as u32);
+                    list_key(keys, *used, i);
                 }
                 old
             }
@@ -180,10 +183,10 @@ impl Heads {
     pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
         match self {
             Heads::Dense(v) => v[i as usize] = value,
-            Heads::Listed(v, keys) => {
+            Heads::Listed(v, keys, used) => {
                 let slot = &mut v[i as usize];
                 if *slot == NIL {
-                    keys.push(i as u32);
+                    list_key(keys, *used, i);
                 }
                 *slot = value;
             }
@@ -196,11 +199,21 @@ impl Heads {
     }
 }
 
+/// Lists key `i` of a [`Heads::Listed`] array of `used` entries, unless
+/// more than [`pool::listed_max`] are listed already (then the array is
+/// filled when given back, and the list is not needed).
+#[inline]
+fn list_key(keys: &mut Vec<u32>, used: u32, i: u64) {
+    if keys.len() <= pool::listed_max(used) {
+        keys.push(i as u32);
+    }
+}
+
 impl Drop for Heads {
     fn drop(&mut self) {
         match self {
             Heads::Dense(v) => pool::give(std::mem::take(v), None),
-            Heads::Listed(v, keys) => pool::give(std::mem::take(v), Some(keys)),
+            Heads::Listed(v, keys, used) => pool::give(std::mem::take(v), Some((keys, *used))),
             Heads::Sparse(..) => {}
         }
     }
@@ -253,17 +266,27 @@ mod pool {
         vec![NIL; len]
     }
 
-    /// Takes back `v`, whose entries are [`NIL`] but those of `keys` if
-    /// listed.
-    pub(super) fn give(mut v: Vec<u32>, keys: Option<&[u32]>) {
+    /// The most keys of an array of `used` entries cleared one by one when
+    /// it is given back: one per cache line of its used part (past that,
+    /// filling it sequentially writes no more lines and runs faster).
+    pub(super) fn listed_max(used: u32) -> usize {
+        used as usize / 16
+    }
+
+    /// Takes back `v`, whose entries are [`NIL`] but for a [`super::Heads::Dense`]
+    /// array (`listed` is `None`: it is filled) or, for a listed one
+    /// (`Some((keys, used))`), those of `keys` — or of its first `used`
+    /// entries when more than [`listed_max`] keys were set.
+    pub(super) fn give(mut v: Vec<u32>, listed: Option<(&[u32], u32)>) {
         if v.capacity() < MIN_LEN || v.capacity() as u64 > 2 * DENSE_HEADS {
             return;
         }
-        match keys {
-            Some(keys) if keys.len() < v.len() / 4 => {
+        match listed {
+            Some((keys, used)) if keys.len() <= listed_max(used) => {
                 keys.iter().for_each(|&i| v[i as usize] = NIL)
             }
-            _ => v.fill(NIL),
+            Some((_, used)) => v[..used as usize].fill(NIL),
+            None => v.fill(NIL),
         }
         let _ = FREE.try_with(|free| {
             if let Ok(mut free) = free.try_borrow_mut() {
