@@ -171,15 +171,12 @@ impl Heads {
                 }
                 old
             }
-            Heads::Sparse(m, ceiling) => {
-                ceiling.room_in_map(m)?;
-                m.insert(i, value).unwrap_or(NIL)
-            }
+            Heads::Sparse(m, ceiling) => sparse_insert(m, *ceiling, i, value)?,
         })
     }
 
     /// Sets the value at `i`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
         match self {
             Heads::Dense(v) => v[i as usize] = value,
@@ -191,12 +188,22 @@ impl Heads {
                 *slot = value;
             }
             Heads::Sparse(m, ceiling) => {
-                ceiling.room_in_map(m)?;
-                m.insert(i, value);
+                sparse_insert(m, *ceiling, i, value)?;
             }
         }
         Ok(())
     }
+}
+
+/// Inserts into a [`Heads::Sparse`] map within its ceiling; the value it
+/// had, or [`NIL`]. Out of line, so that [`Heads::set`] and
+/// [`Heads::replace`] stay small enough to be inlined for arrays (the
+/// hash map's insertion kept them out of line: 5 % of a 2.3 KB C++ file's
+/// check in calls).
+#[inline(never)]
+fn sparse_insert(m: &mut FxMap<u64, u32>, ceiling: Ceiling, i: u64, value: u32) -> Fits<u32> {
+    ceiling.room_in_map(m)?;
+    Ok(m.insert(i, value).unwrap_or(NIL))
 }
 
 /// Lists key `i` of a [`Heads::Listed`] array of `used` entries, unless
