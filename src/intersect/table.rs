@@ -26,8 +26,7 @@ pub(crate) const DENSE_HEADS: u64 = 1 << 18;
 const DENSE_HEADS_FEW: u64 = 1 << 15;
 
 /// How many of a dense [`Heads`]' entries a search sets, which decides its
-/// largest array (an array is cleared by the keys it set, or filled when
-/// a quarter of it was set: see [`pool::give`]).
+/// largest array (see [`Heads::Listed`] for how one is cleared).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sets {
     /// A good part (a whole search).
@@ -98,8 +97,8 @@ impl KeySet {
 /// A map from indices below a bound to `u32` (list heads), [`NIL`] when unset.
 #[derive(Clone, Debug)]
 pub(crate) enum Heads {
-    /// An array too small for this thread's [`pool`] to keep (dropped
-    /// whole).
+    /// An array too small for this thread's [`pool`] to keep (freed when
+    /// dropped).
     Dense(Vec<u32>),
     /// An array from the pool (its first `used` entries in use), with the
     /// keys set listed while they are fewer than one per cache line: only
@@ -123,7 +122,7 @@ impl Heads {
         if bound > dense {
             return Heads::sparse(cap, ceiling);
         }
-        // The array, and at worst one listed key per entry.
+        // The array and its listed keys (counted as one per entry).
         ceiling.admit(bound as usize * 8)?;
         let v = pool::take(bound as usize);
         // A small array is not kept by the pool (it is dropped whole), so
@@ -219,9 +218,8 @@ fn list_key(keys: &mut Vec<u32>, used: u32, i: u64) {
 impl Drop for Heads {
     fn drop(&mut self) {
         match self {
-            Heads::Dense(v) => pool::give(std::mem::take(v), None),
-            Heads::Listed(v, keys, used) => pool::give(std::mem::take(v), Some((keys, *used))),
-            Heads::Sparse(..) => {}
+            Heads::Listed(v, keys, used) => pool::give(std::mem::take(v), keys, *used),
+            Heads::Dense(_) | Heads::Sparse(..) => {}
         }
     }
 }
@@ -280,20 +278,16 @@ mod pool {
         used as usize / 16
     }
 
-    /// Takes back `v`, whose entries are [`NIL`] but for a [`super::Heads::Dense`]
-    /// array (`listed` is `None`: it is filled) or, for a listed one
-    /// (`Some((keys, used))`), those of `keys` — or of its first `used`
-    /// entries when more than [`listed_max`] keys were set.
-    pub(super) fn give(mut v: Vec<u32>, listed: Option<(&[u32], u32)>) {
+    /// Takes back `v`, whose entries are [`NIL`] but those of `keys` — or
+    /// of its first `used` entries when more than [`listed_max`] keys were
+    /// set (the list then stops early).
+    pub(super) fn give(mut v: Vec<u32>, keys: &[u32], used: u32) {
         if v.capacity() < MIN_LEN || v.capacity() as u64 > 2 * DENSE_HEADS {
             return;
         }
-        match listed {
-            Some((keys, used)) if keys.len() <= listed_max(used) => {
-                keys.iter().for_each(|&i| v[i as usize] = NIL)
-            }
-            Some((_, used)) => v[..used as usize].fill(NIL),
-            None => v.fill(NIL),
+        match keys.len() <= listed_max(used) {
+            true => keys.iter().for_each(|&i| v[i as usize] = NIL),
+            false => v[..used as usize].fill(NIL),
         }
         let _ = FREE.try_with(|free| {
             if let Ok(mut free) = free.try_borrow_mut() {
@@ -443,7 +437,17 @@ mod tests {
         // Larger and smaller than the arrays given back before, set
         // sparsely (the listed keys are cleared) and densely (filled).
         for sets in [Sets::Many, Sets::Few, Sets::Spread] {
-            for (bound, step) in [(20_000u64, 7), (5_000, 1), (30_000, 1), (12_000, 3)] {
+            // Steps of 100 list every key (cleared one by one); the others
+            // pass one key per 16 entries (the used part is filled).
+            for (bound, step) in [
+                (20_000u64, 7),
+                (5_000, 1),
+                (30_000, 100),
+                (30_000, 1),
+                (12_000, 3),
+                (25_000, 100),
+                (40_000, 100),
+            ] {
                 let mut h = Heads::new(bound, 8, Ceiling::NONE, sets).unwrap();
                 assert!((0..bound).all(|i| h.get(i) == NIL), "{sets:?} {bound}");
                 for i in (0..bound).step_by(step) {
