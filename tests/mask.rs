@@ -331,7 +331,8 @@ fn cpp_mask_before_fixed_text_equals_checks() {
 /// advances over each document's bytes in token-sized steps, with
 /// `right` after it; at each step `allows` equals the oracle on `cands`
 /// random candidates, including the document's own next bytes. Returns the
-/// summed stats.
+/// summed stats (grown, by the chart, checks, rows kept from an earlier
+/// point).
 fn advancing_against_checks(
     c: &Constraint,
     docs: &[Vec<u8>],
@@ -339,10 +340,10 @@ fn advancing_against_checks(
     n_docs: usize,
     cands: usize,
     seed: u64,
-) -> (usize, usize, usize) {
+) -> (usize, usize, usize, usize) {
     let mut rng = SplitMix64::new(seed);
     let tokens = vocabulary(docs, 300, &mut rng);
-    let (mut grown, mut by_prefix, mut checks) = (0, 0, 0);
+    let (mut grown, mut by_prefix, mut checks, mut kept) = (0, 0, 0, 0);
     for doc in docs.iter().take(n_docs) {
         let right = right_of(doc);
         let mut at = Insertion::new(c, &Partial::new(), &right).unwrap();
@@ -369,13 +370,14 @@ fn advancing_against_checks(
             pos += n;
         }
         let st = at.stats();
-        (grown, by_prefix, checks) = (
+        (grown, by_prefix, checks, kept) = (
             grown + st.grown,
             by_prefix + st.by_prefix,
             checks + st.checks,
+            kept + st.rows_kept,
         );
     }
-    (grown, by_prefix, checks)
+    (grown, by_prefix, checks, kept)
 }
 
 /// JSON documents, the region open after the point: the chart of the text
@@ -385,7 +387,7 @@ fn advancing_point_equals_checks() {
     let g = Grammar::from_lark(include_str!("../grammars/json.ebnf"), None).unwrap();
     let c = Constraint::compile(&g).unwrap();
     let docs = json_docs();
-    let (grown, by_prefix, checks) =
+    let (grown, by_prefix, checks, _) =
         advancing_against_checks(&c, &docs, |_| Partial::new().hole(), 30, 20, 4);
     assert!(grown > 100, "the chart grew {grown} times");
     assert!(
@@ -397,7 +399,8 @@ fn advancing_point_equals_checks() {
 /// C++ functions filled from the start with the text after the region
 /// fixed (the closing brace of the function), as autoregressive infilling
 /// does: the point moves over comments, strings, identifiers and keywords
-/// whose lexemes span several steps.
+/// whose lexemes span several steps (rows answered at an earlier point
+/// with the same frontier states are reused there).
 #[test]
 fn advancing_point_equals_checks_cpp() {
     let (c, rec) = common::cpp::compiled();
@@ -407,10 +410,10 @@ fn advancing_point_equals_checks_cpp() {
         .map(|p| p.text.into_bytes())
         .collect();
     let right = |_: &[u8]| Partial::new().hole().text("\n");
-    let (grown, by_prefix, _) = advancing_against_checks(&c, &docs, right, 6, 3, 5);
+    let (grown, by_prefix, _, kept) = advancing_against_checks(&c, &docs, right, 6, 3, 5);
     assert!(
-        grown > 100 && by_prefix > 100,
-        "grown {grown}, by the chart {by_prefix}"
+        grown > 100 && by_prefix > 100 && kept > 10,
+        "grown {grown}, by the chart {by_prefix}, rows kept {kept}"
     );
 }
 
@@ -668,9 +671,11 @@ fn qwen2_vocabulary_mask_cost() {
     // CDIFF_MASK_ONLY=json|cpp: one grammar; CDIFF_MASK_POINTS=N: N points
     // (30); CDIFF_MASK_RIGHT=text: the point directly before the rest of
     // the document (a diffusion canvas's position before committed text)
-    // instead of before a hole of 8 bytes and the rest.
+    // instead of before a hole of 8 bytes and the rest; CDIFF_MASK_LOOP=only:
+    // the autoregressive loop alone (for profiling it).
     let before_text = std::env::var("CDIFF_MASK_RIGHT").is_ok_and(|v| v == "text");
     let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
+    let loop_only = std::env::var("CDIFF_MASK_LOOP").is_ok_and(|v| v == "only");
     let points: usize = std::env::var("CDIFF_MASK_POINTS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -682,7 +687,8 @@ fn qwen2_vocabulary_mask_cost() {
         let c = Constraint::compile(&g).unwrap();
         let mut rng = SplitMix64::new(7);
         let (mut times, mut checks, mut allowed) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..points {
+        let fresh_points = if loop_only { 0 } else { points };
+        for _ in 0..fresh_points {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
             let at = rng.below(doc.len() as u64 + 1) as usize;
             let left = Partial::new().text(&doc[..at]);
@@ -706,11 +712,12 @@ fn qwen2_vocabulary_mask_cost() {
                 }
             }
         }
+        let q = |v: &[f64], f: f64| v[((v.len() - 1) as f64 * f) as usize];
         times.sort_by(f64::total_cmp);
         checks.sort_unstable();
         allowed.sort_unstable();
-        let q = |v: &[f64], f: f64| v[((v.len() - 1) as f64 * f) as usize];
-        eprintln!(
+        if !loop_only {
+            eprintln!(
             "{name}: mask median {:.2} ms, p90 {:.2} ms, max {:.1} ms; checks median {} max {}; allowed median {} max {}",
             q(&times, 0.5),
             q(&times, 0.9),
@@ -720,13 +727,15 @@ fn qwen2_vocabulary_mask_cost() {
             allowed[allowed.len() / 2],
             allowed[allowed.len() - 1]
         );
+        }
         // As an autoregressive infilling loop uses masks: at every token of
         // a region (the next 48 bytes of a document, as the tokenizer
         // splits them), the mask, then the point moves past the token
         // (which the mask must allow). Charts and kept walks carry over
         // from token to token.
         let mut times = Vec::new();
-        let (mut loop_checks, mut loop_implied) = (Vec::new(), Vec::new());
+        let (mut loop_checks, mut loop_implied, mut loop_kept) =
+            (Vec::new(), Vec::new(), Vec::new());
         let mut rng = SplitMix64::new(11);
         for _ in 0..points.min(30) {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
@@ -752,6 +761,7 @@ fn qwen2_vocabulary_mask_cost() {
                 let after = ins.stats();
                 loop_checks.push(after.checks - before.checks);
                 loop_implied.push(after.implied - before.implied);
+                loop_kept.push(after.rows_kept - before.rows_kept);
                 assert!(
                     mask[id as usize],
                     "{name}: the document's own token {id} refused"
@@ -762,8 +772,9 @@ fn qwen2_vocabulary_mask_cost() {
         times.sort_by(f64::total_cmp);
         loop_checks.sort_unstable();
         loop_implied.sort_unstable();
+        let kept_many = loop_kept.iter().filter(|&&k| k > 50).count();
         eprintln!(
-            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms; checks median {} max {}; implied median {}",
+            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms; checks median {} max {}; implied median {}; {kept_many} masks with over 50 rows kept from the point before",
             times.len(),
             q(&times, 0.5),
             q(&times, 0.9),
