@@ -64,10 +64,7 @@ impl KeySet {
     /// `ceiling`.
     pub(crate) fn sparse(cap: usize, ceiling: Ceiling) -> Fits<KeySet> {
         ceiling.admit(cap * 16)?;
-        Ok(KeySet::Sparse(
-            FxSet::with_capacity_and_hasher(cap, Default::default()),
-            ceiling,
-        ))
+        Ok(KeySet::Sparse(small::set(cap), ceiling))
     }
 
     /// Adds `i`; whether it was new.
@@ -138,10 +135,7 @@ impl Heads {
     /// sizes it, and it grows only within `ceiling`.
     pub(crate) fn sparse(cap: usize, ceiling: Ceiling) -> Fits<Heads> {
         ceiling.admit(cap * 24)?;
-        Ok(Heads::Sparse(
-            FxMap::with_capacity_and_hasher(cap, Default::default()),
-            ceiling,
-        ))
+        Ok(Heads::Sparse(small::map(cap), ceiling))
     }
 
     /// A map with no room (a placeholder for tables moved out).
@@ -219,8 +213,101 @@ impl Drop for Heads {
     fn drop(&mut self) {
         match self {
             Heads::Listed(v, keys, used) => pool::give(std::mem::take(v), keys, *used),
-            Heads::Dense(_) | Heads::Sparse(..) => {}
+            Heads::Sparse(m, _) => small::give_map(std::mem::take(m)),
+            Heads::Dense(_) => {}
         }
+    }
+}
+
+impl Drop for KeySet {
+    fn drop(&mut self) {
+        if let KeySet::Sparse(set, _) = self {
+            small::give_set(std::mem::take(set));
+        }
+    }
+}
+
+/// Small hash tables kept per thread between searches.
+///
+/// An insertion point's searches (a C++ mask runs about a thousand: one
+/// per row of its relations, each growing a few terminals or entering the
+/// text after the point) each made and dropped a few hash tables sized
+/// for a few dozen entries: allocating, zeroing their control bytes and
+/// freeing them was about a tenth of such a search. Taken from here, a
+/// table is one the thread used before, emptied. No search iterates over
+/// these tables, so a kept table's larger capacity changes no answer.
+mod small {
+    use crate::hash::{FxMap, FxSet};
+    use std::cell::RefCell;
+    use std::thread::LocalKey;
+
+    /// Tables kept per thread, of each kind: at most this many...
+    const KEEP: usize = 16;
+    /// ...with room for at most this many entries (clearing a larger one
+    /// costs about what making it does).
+    const MAX_CAP: usize = 1 << 10;
+
+    thread_local! {
+        static MAPS: RefCell<Vec<FxMap<u64, u32>>> = const { RefCell::new(Vec::new()) };
+        static SETS: RefCell<Vec<FxSet<u64>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A kept table with room for `cap` entries, if any.
+    fn take<T>(
+        kept: &'static LocalKey<RefCell<Vec<T>>>,
+        cap: usize,
+        room: fn(&T) -> usize,
+    ) -> Option<T> {
+        if cap > MAX_CAP {
+            return None;
+        }
+        kept.try_with(|kept| {
+            let mut kept = kept.try_borrow_mut().ok()?;
+            let k = kept.iter().rposition(|t| room(t) >= cap)?;
+            Some(kept.swap_remove(k))
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Keeps `t`, emptied by the caller, if it is small and there is room.
+    fn give<T>(kept: &'static LocalKey<RefCell<Vec<T>>>, t: T, room: usize) {
+        if room == 0 || room > MAX_CAP {
+            return;
+        }
+        let _ = kept.try_with(|kept| {
+            if let Ok(mut kept) = kept.try_borrow_mut() {
+                if kept.len() < KEEP {
+                    kept.push(t);
+                }
+            }
+        });
+    }
+
+    /// An empty map with room for `cap` entries.
+    pub(super) fn map(cap: usize) -> FxMap<u64, u32> {
+        take(&MAPS, cap, |m| m.capacity())
+            .unwrap_or_else(|| FxMap::with_capacity_and_hasher(cap, Default::default()))
+    }
+
+    /// An empty set with room for `cap` entries.
+    pub(super) fn set(cap: usize) -> FxSet<u64> {
+        take(&SETS, cap, |s| s.capacity())
+            .unwrap_or_else(|| FxSet::with_capacity_and_hasher(cap, Default::default()))
+    }
+
+    /// Takes back a map no longer used.
+    pub(super) fn give_map(mut m: FxMap<u64, u32>) {
+        m.clear();
+        let room = m.capacity();
+        give(&MAPS, m, room);
+    }
+
+    /// Takes back a set no longer used.
+    pub(super) fn give_set(mut s: FxSet<u64>) {
+        s.clear();
+        let room = s.capacity();
+        give(&SETS, s, room);
     }
 }
 
@@ -406,6 +493,30 @@ impl MaxQueue {
 mod tests {
     use super::MaxQueue;
     use super::*;
+
+    /// A small table comes back empty from the thread's kept ones, with
+    /// room for what was asked; a large one is not kept.
+    #[test]
+    fn kept_small_tables_come_back_empty() {
+        let mut h = Heads::sparse(64, Ceiling::NONE).unwrap();
+        for i in 0..200u64 {
+            h.set(i * 7919, i as u32).unwrap();
+        }
+        drop(h);
+        let h = Heads::sparse(64, Ceiling::NONE).unwrap();
+        assert!((0..200u64).all(|i| h.get(i * 7919) == NIL));
+        let mut s = KeySet::sparse(32, Ceiling::NONE).unwrap();
+        assert!(s.insert(3).unwrap() && s.insert(1 << 40).unwrap());
+        drop(s);
+        let mut s = KeySet::sparse(32, Ceiling::NONE).unwrap();
+        assert!(!s.contains(3) && !s.contains(1 << 40));
+        assert!(s.insert(3).unwrap());
+        // Room for more than a kept table holds: made afresh, not kept.
+        let big = small::map(1 << 12);
+        assert!(big.capacity() >= 1 << 12);
+        small::give_map(big);
+        assert!(small::map(64).capacity() <= 2 * 1024);
+    }
 
     #[test]
     fn dense_and_sparse_agree() {
