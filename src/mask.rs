@@ -646,8 +646,8 @@ pub struct Insertion<'c> {
     rows: Vec<Row>,
     next: Vec<Row>,
     key: Vec<u32>,
-    /// Scratch for [`row_key`].
-    row_key: Vec<u32>,
+    /// Scratch for the frontier states of a row's `l₀`.
+    from: Vec<u32>,
     /// The relation of the last question answered and its answer: inside
     /// a string or a comment nearly every token has the same relation, and
     /// comparing a few rows costs less than hashing them.
@@ -700,31 +700,100 @@ struct Prefix {
     /// terminals on average (runs of operators are lexed one terminal at
     /// a time), and 97 % of them found layers for all but 1.8 of those.
     grown: FxMap<GrownKey, Grown>,
-    /// Rows answered from this chart, by `(l₁, the frontier states of
-    /// l₀, T₁…T_m)` (see [`row_key`]): kept while the point moves. A row's
-    /// answer depends on `l₀` only through its frontier states, and the
-    /// items there never change as the chart grows (a grown layer makes
-    /// items at its own states only), nor does `right`. When an accepted
-    /// token emits no terminal (it goes on inside an identifier, a
-    /// number, a string, a comment, spaces), the point's frontier states
-    /// are the same as before, and the next mask finds most of its rows
-    /// here instead of searching them again: 46 % of the steps of the C++
-    /// mask report's autoregressive loop.
-    rows: FxMap<Box<[u32]>, bool>,
+    /// Rows answered from this chart, kept while the point moves (see
+    /// [`KeptRows`]).
+    rows: KeptRows,
 }
 
-/// Most rows kept in [`Prefix::rows`]: past it they are forgotten at once.
+/// Rows answered from the chart of `left`, by `(l₁, the frontier states of
+/// l₀, T₁…T_m)`, kept while the point moves. A row's answer depends on `l₀`
+/// only through its frontier states, and the items there never change as
+/// the chart grows (a grown layer makes items at its own states only), nor
+/// does `right`. When an accepted token emits no terminal (it goes on
+/// inside an identifier, a number, a string, a comment, spaces), the
+/// point's frontier states are the same as before, and the next mask finds
+/// most of its rows here instead of searching them again: 46 % of the
+/// steps of the C++ mask report's autoregressive loop. Keys are three ids
+/// (sequences and sets of several states interned), so keeping a row costs
+/// no allocation: a mask at a fresh point, which finds few rows kept,
+/// pays little for keeping them.
+#[derive(Debug, Default)]
+struct KeptRows {
+    /// `(l₁, frontier id, sequence id)` → the answer. A frontier id is the
+    /// state itself, or [`SEVERAL`] plus the index of an interned set.
+    answers: FxMap<(u32, u32, u32), bool>,
+    /// Terminal-set sequences `T₁…T_m`, interned.
+    seqs: FxMap<Box<[u32]>, u32>,
+    /// The point's sequence ids → ids in `seqs` (the point's own ids:
+    /// forgotten when it moves).
+    of_point: FxMap<u32, u32>,
+    /// Sets of several frontier states, interned, and by id.
+    sets: FxMap<Box<[u32]>, u32>,
+    set_list: Vec<Box<[u32]>>,
+}
+
+/// Frontier ids at and above this name an interned set of states.
+const SEVERAL: u32 = 1 << 31;
+
+/// Most rows, sequences or sets kept in [`KeptRows`]: past it the answers
+/// are forgotten at once, the rest when the point moves.
 const MAX_ROWS_KEPT: usize = 1 << 16;
 
-/// The key of row `(l₀, T₁…T_m, l₁)` in [`Prefix::rows`], in `key`: `l₁`,
-/// the frontier states of `l₀` (sorted, as [`frontier_of`] gives them),
-/// [`ROOT`] as a separator, then the terminal-set ids `T₁…T_m`.
-fn row_key(key: &mut Vec<u32>, l1: u32, from: impl Iterator<Item = u32>, seq: &[u32]) {
-    key.clear();
-    key.push(l1);
-    key.extend(from);
-    key.push(ROOT);
-    key.extend_from_slice(seq);
+impl KeptRows {
+    /// The key of the row from frontier states `from` (sorted) over the
+    /// point's sequence `seq` into `l₁` (`None` for a state too large to
+    /// be an id).
+    fn key(&mut self, point: &Point, seq: u32, from: &[u32], l1: u32) -> Option<(u32, u32, u32)> {
+        let f = match from {
+            [one] if *one < SEVERAL => *one,
+            _ => match self.sets.get(from) {
+                Some(&id) => id,
+                None => {
+                    let id = SEVERAL + self.set_list.len() as u32;
+                    self.sets.insert(from.into(), id);
+                    self.set_list.push(from.into());
+                    id
+                }
+            },
+        };
+        let t = match self.of_point.get(&seq) {
+            Some(&t) => t,
+            None => {
+                let mut sets = Vec::new();
+                point.sequence(seq, &mut sets);
+                let next = self.seqs.len() as u32;
+                let t = *self.seqs.entry(sets.into()).or_insert(next);
+                self.of_point.insert(seq, t);
+                t
+            }
+        };
+        Some((l1, f, t))
+    }
+
+    /// Keeps the answer of the row of `key`.
+    fn keep(&mut self, key: (u32, u32, u32), ok: bool) {
+        if self.answers.len() >= MAX_ROWS_KEPT {
+            self.answers.clear();
+        }
+        self.answers.insert(key, ok);
+    }
+
+    /// The point moved, and its frontier states are now `states` (sorted):
+    /// rows from other states can never be asked again.
+    fn moved(&mut self, states: &[u32]) {
+        self.of_point.clear();
+        if self.seqs.len() >= MAX_ROWS_KEPT || self.sets.len() >= MAX_ROWS_KEPT {
+            *self = KeptRows::default();
+            return;
+        }
+        let frontier = |s: &u32| states.binary_search(s).is_ok();
+        let sets = &self.set_list;
+        self.answers
+            .retain(|&(_, f, _), _| match f.checked_sub(SEVERAL) {
+                None => frontier(&f),
+                Some(k) => sets[k as usize].iter().all(frontier),
+            });
+    }
 }
 
 /// Key of a kept grown layer: index of `l₀`, the interned sequence
@@ -774,7 +843,7 @@ impl Clone for Prefix {
             base: self.base.clone(),
             right: None,
             grown: FxMap::default(),
-            rows: FxMap::default(),
+            rows: KeptRows::default(),
         }
     }
 }
@@ -806,7 +875,7 @@ impl<'c> Insertion<'c> {
             rows: Vec::new(),
             next: Vec::new(),
             key: Vec::new(),
-            row_key: Vec::new(),
+            from: Vec::new(),
             last: None,
             seq: Vec::new(),
             many: false,
@@ -1100,7 +1169,7 @@ impl<'c> Insertion<'c> {
                 base,
                 right: None,
                 grown: FxMap::default(),
-                rows: FxMap::default(),
+                rows: KeptRows::default(),
             }));
         }
         for &(i, seq, l1) in rows {
@@ -1163,31 +1232,21 @@ impl<'c> Insertion<'c> {
     /// [`Prefix::rows`]), or searched ([`Insertion::row_searched`]) and
     /// kept; `None` where a full check must answer.
     fn row(&mut self, i: u32, seq: u32, l1: u32) -> Result<Option<bool>> {
-        let Some(pre) = self.prefix.as_deref() else {
+        let Some(pre) = self.prefix.as_deref_mut() else {
             return Ok(None);
         };
-        let mut key = std::mem::take(&mut self.row_key);
-        self.point.sequence(seq, &mut self.seq);
-        row_key(
-            &mut key,
-            l1,
-            frontier_of(&pre.at, self.point.state(i)),
-            &self.seq,
-        );
-        if let Some(&ok) = pre.rows.get(&key[..]) {
-            self.row_key = key;
+        self.from.clear();
+        self.from.extend(frontier_of(&pre.at, self.point.state(i)));
+        let key = pre.rows.key(&self.point, seq, &self.from, l1);
+        if let Some(&ok) = key.and_then(|k| pre.rows.answers.get(&k)) {
             self.stats.rows_kept += 1;
             return Ok(Some(ok));
         }
-        let ok = self.row_searched(i, seq, l1);
-        if let (Ok(Some(ok)), Some(pre)) = (&ok, self.prefix.as_deref_mut()) {
-            if pre.rows.len() >= MAX_ROWS_KEPT {
-                pre.rows.clear();
-            }
-            pre.rows.insert(key[..].into(), *ok);
+        let ok = self.row_searched(i, seq, l1)?;
+        if let (Some(ok), Some(key), Some(pre)) = (ok, key, self.prefix.as_deref_mut()) {
+            pre.rows.keep(key, ok);
         }
-        self.row_key = key;
-        ok
+        Ok(ok)
     }
 
     /// The search of row `(l₀, seq, l₁)` from the chart of `left`: its
@@ -1431,11 +1490,7 @@ impl<'c> Insertion<'c> {
         let mut states: Vec<u32> = at.iter().map(|&(_, s)| s).collect();
         states.sort_unstable();
         states.dedup();
-        pre.rows.retain(|key, _| {
-            let end = key.iter().position(|&x| x == ROOT).unwrap_or(key.len());
-            key.get(1..end)
-                .is_some_and(|from| from.iter().all(|s| states.binary_search(s).is_ok()))
-        });
+        pre.rows.moved(&states);
         pre.at = at;
         Ok(true)
     }
