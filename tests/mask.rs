@@ -672,10 +672,12 @@ fn qwen2_vocabulary_mask_cost() {
     // (30); CDIFF_MASK_RIGHT=text: the point directly before the rest of
     // the document (a diffusion canvas's position before committed text)
     // instead of before a hole of 8 bytes and the rest; CDIFF_MASK_LOOP=only:
-    // the autoregressive loop alone (for profiling it).
+    // the autoregressive loop alone, =skip: the masks at fresh points alone
+    // (for profiling either).
     let before_text = std::env::var("CDIFF_MASK_RIGHT").is_ok_and(|v| v == "text");
     let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
     let loop_only = std::env::var("CDIFF_MASK_LOOP").is_ok_and(|v| v == "only");
+    let loop_skipped = std::env::var("CDIFF_MASK_LOOP").is_ok_and(|v| v == "skip");
     let points: usize = std::env::var("CDIFF_MASK_POINTS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -727,6 +729,9 @@ fn qwen2_vocabulary_mask_cost() {
             allowed[allowed.len() / 2],
             allowed[allowed.len() - 1]
         );
+        }
+        if loop_skipped {
+            continue;
         }
         // As an autoregressive infilling loop uses masks: at every token of
         // a region (the next 48 bytes of a document, as the tokenizer
