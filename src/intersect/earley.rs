@@ -231,6 +231,81 @@ struct Temp {
     queued: FxMap<u64, u32>,
 }
 
+/// The scratch vectors of a search, kept per thread from one search to
+/// the next (see [`Spare::take`]).
+///
+/// An insertion point's mask runs hundreds of small searches (one per row
+/// of its relations, growing a few terminals or entering the text after
+/// the point); each grew its worklists, its temporary items and its log of
+/// triples from nothing and freed them at its end: in C++ masks about a
+/// twentieth of their instructions went to the allocator and to growing
+/// those vectors. Taken from here they are the vectors an earlier search
+/// used, emptied, with the room they grew to. Nothing reads a vector's
+/// capacity, so no answer changes.
+#[derive(Default)]
+struct Spare {
+    wakes: Vec<Wake>,
+    predicting: Vec<(u32, u32)>,
+    closure: Vec<u32>,
+    lands: Vec<u32>,
+    land_of: FxMap<u32, (u32, u32)>,
+    arena: Vec<(u64, u32)>,
+    causes: Vec<u32>,
+    far_log: Vec<(u128, u32)>,
+    queued: FxMap<u64, u32>,
+}
+
+/// A kept scratch vector holds at most this many elements' room (a
+/// check's search may grow its vectors far larger; those are freed).
+const SPARE_MAX: usize = 1 << 14;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Option<Spare>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Spare {
+    /// The thread's kept scratch, or new empty vectors (the first search
+    /// of a thread, or a search inside another one).
+    fn take() -> Spare {
+        SPARE
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.take()))
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Keeps the scratch for the thread's next search, emptied; vectors
+    /// grown past [`SPARE_MAX`] are freed.
+    fn give(mut self) {
+        fn empty<T>(v: &mut Vec<T>) {
+            v.clear();
+            if v.capacity() > SPARE_MAX {
+                *v = Vec::new();
+            }
+        }
+        fn empty_map<K, V>(m: &mut FxMap<K, V>) {
+            m.clear();
+            if m.capacity() > SPARE_MAX {
+                *m = FxMap::default();
+            }
+        }
+        empty(&mut self.wakes);
+        empty(&mut self.predicting);
+        empty(&mut self.closure);
+        empty(&mut self.lands);
+        empty_map(&mut self.land_of);
+        empty(&mut self.arena);
+        empty(&mut self.causes);
+        empty(&mut self.far_log);
+        empty_map(&mut self.queued);
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                *s = Some(self);
+            }
+        });
+    }
+}
+
 struct Earley<'a, const TRACK: bool> {
     g: &'a Intersector,
     order: Order,
@@ -859,6 +934,7 @@ fn search_with<'a, const TRACK: bool>(
         true => (TAIL_SEARCH_CAP, TAIL_SEARCH_CAP),
         false => (cap(8, dfa.len()), cap(4, dfa.len())),
     };
+    let mut spare = Spare::take();
     let mut e = Earley::<TRACK> {
         g,
         order: s.order,
@@ -871,10 +947,10 @@ fn search_with<'a, const TRACK: bool>(
         temp: match s.tail {
             true => Some(Temp {
                 waiting: Heads::new(nts * len, temp_cap, ceiling, Sets::Few)?,
-                arena: Vec::new(),
-                causes: Vec::new(),
-                far_log: Vec::new(),
-                queued: FxMap::default(),
+                arena: std::mem::take(&mut spare.arena),
+                causes: std::mem::take(&mut spare.causes),
+                far_log: std::mem::take(&mut spare.far_log),
+                queued: std::mem::take(&mut spare.queued),
             }),
             false => None,
         },
@@ -903,8 +979,8 @@ fn search_with<'a, const TRACK: bool>(
                 false => KeySet::new(g.n_terms as u64 * len, cap(4, dfa.len()), ceiling)?,
             },
         },
-        wakes: Vec::new(),
-        predicting: Vec::new(),
+        wakes: std::mem::take(&mut spare.wakes),
+        predicting: std::mem::take(&mut spare.predicting),
         tail: s.tail,
         ceiling,
         is_start: match s.base {
@@ -913,7 +989,7 @@ fn search_with<'a, const TRACK: bool>(
         },
         record: Vec::new(),
         scans: FxMap::default(),
-        closure: Vec::new(),
+        closure: std::mem::take(&mut spare.closure),
         #[cfg(debug_assertions)]
         made: Default::default(),
         cur: NIL,
@@ -944,8 +1020,7 @@ fn search_with<'a, const TRACK: bool>(
             // entered through a hole has a step on nearly every terminal,
             // nearly all to one state, and few of them are taken: closing
             // every step's target up front was a tenth of a C++ mask.
-            let mut lands: Vec<u32> = Vec::new();
-            let mut land_of: FxMap<u32, (u32, u32)> = FxMap::default();
+            let (lands, land_of) = (&mut spare.lands, &mut spare.land_of);
             for seed in s.seeds {
                 for &f in seed.from {
                     for &it in base.scans(f) {
@@ -960,7 +1035,7 @@ fn search_with<'a, const TRACK: bool>(
                                 None => {
                                     let land = e.close([d], budget)?;
                                     let r = (lands.len() as u32, (lands.len() + land.len()) as u32);
-                                    e.ceiling.reserve(&mut lands, land.len())?;
+                                    e.ceiling.reserve(lands, land.len())?;
                                     lands.extend_from_slice(&land);
                                     e.closure = land;
                                     land_of.insert(d, r);
@@ -1034,6 +1109,14 @@ fn search_with<'a, const TRACK: bool>(
             e.predict(j, y, budget)?;
         }
     }
+    spare.wakes = std::mem::take(&mut e.wakes);
+    spare.predicting = std::mem::take(&mut e.predicting);
+    spare.closure = std::mem::take(&mut e.closure);
+    if let Some(t) = e.temp.take() {
+        (spare.arena, spare.causes) = (t.arena, t.causes);
+        (spare.far_log, spare.queued) = (t.far_log, t.queued);
+    }
+    spare.give();
     let mut own = e.own;
     // The tables a base keeps are moved, not copied: keeping them costs
     // nothing when the chart is not recorded. A tail keeps them all.
