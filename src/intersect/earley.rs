@@ -1586,3 +1586,28 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         Some(self.wakes.remove(best))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A search's kept scratch comes back empty, with its room; a vector
+    /// grown past [`SPARE_MAX`] is freed instead of kept.
+    #[test]
+    fn kept_scratch_comes_back_empty() {
+        let mut s = Spare::take();
+        s.wakes.extend((0..100).map(|i| (i, i, i, i, i)));
+        s.far_log.push((7, 7));
+        s.land_of.insert(3, (1, 2));
+        s.lands.extend(0..(SPARE_MAX as u32 + 1));
+        s.give();
+        let s = Spare::take();
+        assert!(s.wakes.is_empty() && s.wakes.capacity() >= 100);
+        assert!(s.far_log.is_empty() && s.land_of.is_empty());
+        assert!(s.lands.capacity() <= SPARE_MAX);
+        // Taken, the thread keeps none: a search inside another one makes
+        // its own.
+        assert_eq!(Spare::take().wakes.capacity(), 0);
+        s.give();
+    }
+}
