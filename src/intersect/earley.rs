@@ -1426,6 +1426,13 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
         let w = g.term_words;
         let local = (j - self.off) as usize;
         let out = local * w..(local + 1) * w;
+        // A recorded state without edges (the frontier of a growth): all
+        // an item with a terminal after its dot does there when handed
+        // out is be recorded, so it is scanned now instead of queued. A
+        // growth predicts every production at its frontier, and those
+        // items' trip through the worklist was a sixth of its time.
+        let ends_here = self.record.get(local).copied().unwrap_or(false)
+            && self.dfa.edges(local as u32).is_empty();
         let mut stack = std::mem::take(&mut self.predicting);
         stack.clear();
         self.ceiling.push(&mut stack, (a, 0))?;
@@ -1457,6 +1464,9 @@ impl<const TRACK: bool> Earley<'_, TRACK> {
                 if self.own.predicted.insert(self.side(j, rhs[0]))? {
                     self.ceiling.push(&mut stack, (rhs[0], 0))?;
                 }
+            } else if ends_here {
+                budget.spend(1)?;
+                self.scan(item(p, 0, j, j), budget)?;
             } else {
                 // New by construction: `(j, a)` is predicted only once, and
                 // only prediction makes items with the dot at 0.
