@@ -31,7 +31,10 @@
 //! a prediction makes them wait (and predicts their nonterminal) at once,
 //! depth first along chains of first nonterminals ([`Earley::predict`]),
 //! which on C++ functions reaches the goal with about a third fewer
-//! completions than handing them out in the worklist's order.
+//! completions than handing them out in the worklist's order. At a
+//! recorded state without edges (the frontier of a growth, where every
+//! production is predicted) the dot-0 items before a terminal skip the
+//! worklist too: all their scan does there is record them.
 //!
 //! No set of items is kept: an item with the dot after its first symbol is
 //! made by exactly one (dot-0 item, edge) or (dot-0 item, completed triple)
