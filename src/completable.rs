@@ -359,6 +359,18 @@ impl Constraint {
         self.search.enters(base, seeds)
     }
 
+    /// The items at state `s` of `base` (see [`Base::items_at`]); whether
+    /// `s` is a start state.
+    pub(crate) fn items_at(
+        &self,
+        base: &Base,
+        s: u32,
+        scans: bool,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) -> bool {
+        base.items_at(&self.search, s, scans, out)
+    }
+
     /// See [`Intersector::grow`]: the chart of the text before an insertion
     /// point, moved past accepted bytes.
     pub(crate) fn grow(&self, base: &mut Base, by: Growth<'_>) -> Result<()> {

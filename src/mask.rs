@@ -705,56 +705,115 @@ struct Prefix {
     rows: KeptRows,
 }
 
-/// Rows answered from the chart of `left`, by `(l₁, the frontier states of
-/// l₀, T₁…T_m)`, kept while the point moves. A row's answer depends on `l₀`
-/// only through its frontier states, and the items there never change as
-/// the chart grows (a grown layer makes items at its own states only), nor
-/// does `right`. When an accepted token emits no terminal (it goes on
-/// inside an identifier, a number, a string, a comment, spaces), the
-/// point's frontier states are the same as before, and the next mask finds
-/// most of its rows here instead of searching them again: 46 % of the
-/// steps of the C++ mask report's autoregressive loop. Keys are three ids
-/// (sequences and sets of several states interned), so keeping a row costs
-/// no allocation: a mask at a fresh point, which finds few rows kept,
-/// pays little for keeping them.
+/// Rows answered from the chart of `left`, by `(l₁, the names of the
+/// frontier states of l₀, T₁…T_m)`, kept while the point moves.
+///
+/// A row's answer depends on `l₀` only through what its search can meet in
+/// the chart of `left`: the items at `l₀`'s frontier states, and the items
+/// that completions from there wake at older states, recursively. Those
+/// never change as the chart grows (a grown layer makes items at its own
+/// states only), nor does `right`. So states are named by what waits
+/// there, bottom up (the state where an item starts is older than where it
+/// stands), and a row is kept by the names of its frontier states:
+///
+/// * an older state `o` is named by the items waiting there for a
+///   nonterminal (all a completion from `o` wakes), each as its production,
+///   dot and the name of its origin (or "here" for origin `o`);
+/// * a frontier state `f` by its items from other states (waiting for a
+///   terminal too), each as production, dot and the name of its origin: the
+///   items whose origin is `f` follow from those, since at a frontier
+///   every production they lead to is predicted (no terminal filter) and
+///   completions from `f` to `f` advance only what waits at `f`;
+///
+/// with a mark for start states. Equal names mean the same items up to the
+/// renaming of states of equal names, so the searches from two frontier
+/// states of one name are the same search renamed: same answers (the mask
+/// tests compare every token with a full check). When an accepted token
+/// emits no terminal (inside an identifier, a number, a string, a comment,
+/// spaces), the frontier states are those before; when it ends an
+/// operand of a chain of `+`, an argument, a statement, the new frontier
+/// often has the name of an earlier one (lists are left-recursive: the
+/// item of a list keeps the origin where the list began). The next mask
+/// then finds most of its rows here instead of searching them again. Keys
+/// are three ids (names, sequences and sets of several names interned), so
+/// keeping a row costs no allocation.
 #[derive(Debug, Default)]
 struct KeptRows {
-    /// `(l₁, frontier id, sequence id)` → the answer. A frontier id is the
-    /// state itself, or [`SEVERAL`] plus the index of an interned set.
+    /// `(l₁, frontier id, sequence id)` → the answer. A frontier id is a
+    /// frontier state's name, or [`SEVERAL`] plus the index of an interned
+    /// set of names.
     answers: FxMap<(u32, u32, u32), bool>,
     /// Terminal-set sequences `T₁…T_m`, interned.
     seqs: FxMap<Box<[u32]>, u32>,
     /// The point's sequence ids → ids in `seqs` (the point's own ids:
     /// forgotten when it moves).
     of_point: FxMap<u32, u32>,
-    /// Sets of several frontier states, interned, and by id.
+    /// Sets of several names, interned.
     sets: FxMap<Box<[u32]>, u32>,
-    set_list: Vec<Box<[u32]>>,
+    /// Names: the sorted lists of encoded items (see [`name_entry`]) they
+    /// stand for, interned.
+    names: FxMap<Box<[u64]>, u32>,
+    /// States of the chart named as older states (origins).
+    below: FxMap<u32, u32>,
+    /// The point's frontier states → their name.
+    frontier: FxMap<u32, u32>,
+    /// Scratch: items at a state, a list being named, states to name, the
+    /// names of a row's frontier states.
+    items: Vec<(u32, u32, u32)>,
+    list: Vec<u64>,
+    stack: Vec<u32>,
+    ids: Vec<u32>,
 }
 
-/// Frontier ids at and above this name an interned set of states.
+/// Frontier ids at and above this name an interned set of names.
 const SEVERAL: u32 = 1 << 31;
 
-/// Most rows, sequences or sets kept in [`KeptRows`]: past it the answers
-/// are forgotten at once, the rest when the point moves.
+/// Most rows, sequences, sets or names kept in [`KeptRows`]: past it the
+/// answers are forgotten at once, the rest when the point moves.
 const MAX_ROWS_KEPT: usize = 1 << 16;
 
+/// In a list named: the item's origin is the state named.
+const HERE: u64 = (1 << 42) - 1;
+
+/// Marks of a list named: a frontier state's, an older state's, a start
+/// state's.
+const AS_FRONTIER: u64 = u64::MAX;
+const AS_OLDER: u64 = u64::MAX - 1;
+const START: u64 = u64::MAX - 2;
+/// Marks a list that names one state by its id (it is followed by it).
+const AS_ITSELF: u64 = u64::MAX - 3;
+
+/// An item `(production, dot, origin's name)` in a list named (productions
+/// have 20 bits, dots 2, names fewer than [`HERE`]).
+fn name_entry(prod: u32, dot: u32, origin: u64) -> u64 {
+    ((prod as u64) << 44) | ((dot as u64) << 42) | origin
+}
+
 impl KeptRows {
-    /// The key of the row from frontier states `from` (sorted) over the
-    /// point's sequence `seq` into `l₁` (`None` for a state too large to
-    /// be an id).
+    /// The key of the row from frontier states `from` over the point's
+    /// sequence `seq` into `l₁` (`None` for a state not named).
     fn key(&mut self, point: &Point, seq: u32, from: &[u32], l1: u32) -> Option<(u32, u32, u32)> {
         let f = match from {
-            [one] if *one < SEVERAL => *one,
-            _ => match self.sets.get(from) {
-                Some(&id) => id,
-                None => {
-                    let id = SEVERAL + self.set_list.len() as u32;
-                    self.sets.insert(from.into(), id);
-                    self.set_list.push(from.into());
-                    id
+            [one] => *self.frontier.get(one)?,
+            _ => {
+                self.ids.clear();
+                for s in from {
+                    self.ids.push(*self.frontier.get(s)?);
                 }
-            },
+                self.ids.sort_unstable();
+                self.ids.dedup();
+                match &self.ids[..] {
+                    [one] => *one,
+                    ids => match self.sets.get(ids) {
+                        Some(&id) => id,
+                        None => {
+                            let id = SEVERAL + self.sets.len() as u32;
+                            self.sets.insert(ids.into(), id);
+                            id
+                        }
+                    },
+                }
+            }
         };
         let t = match self.of_point.get(&seq) {
             Some(&t) => t,
@@ -778,21 +837,117 @@ impl KeptRows {
         self.answers.insert(key, ok);
     }
 
-    /// The point moved, and its frontier states are now `states` (sorted):
-    /// rows from other states can never be asked again.
-    fn moved(&mut self, states: &[u32]) {
-        self.of_point.clear();
-        if self.seqs.len() >= MAX_ROWS_KEPT || self.sets.len() >= MAX_ROWS_KEPT {
-            *self = KeptRows::default();
-            return;
+    /// No answers, the names kept (for a clone of the chart).
+    fn names(&self) -> KeptRows {
+        KeptRows {
+            names: self.names.clone(),
+            below: self.below.clone(),
+            frontier: self.frontier.clone(),
+            ..KeptRows::default()
         }
-        let frontier = |s: &u32| states.binary_search(s).is_ok();
-        let sets = &self.set_list;
-        self.answers
-            .retain(|&(_, f, _), _| match f.checked_sub(SEVERAL) {
-                None => frontier(&f),
-                Some(k) => sets[k as usize].iter().all(frontier),
-            });
+    }
+
+    /// The point moved (or its chart was built), and its frontier states
+    /// are those of `at` in `base`: they are named. Answers stay (a name's
+    /// answers never change).
+    fn moved(&mut self, c: &Constraint, base: &Base, at: &[(u32, u32)]) {
+        self.of_point.clear();
+        self.frontier.clear();
+        if [self.seqs.len(), self.sets.len(), self.names.len()]
+            .iter()
+            .any(|&n| n >= MAX_ROWS_KEPT)
+        {
+            *self = KeptRows::default();
+        }
+        for &(_, f) in at {
+            if self.frontier.contains_key(&f) {
+                continue;
+            }
+            let mut items = std::mem::take(&mut self.items);
+            let start = c.items_at(base, f, true, &mut items);
+            for &(_, _, origin) in &items {
+                if origin != f {
+                    self.name_older(c, base, origin);
+                }
+            }
+            self.list.clear();
+            self.list.push(AS_FRONTIER);
+            if start {
+                self.list.push(START);
+            }
+            for &(prod, dot, origin) in &items {
+                if origin != f {
+                    let o = self.below[&origin] as u64;
+                    self.list.push(name_entry(prod, dot, o));
+                }
+            }
+            self.items = items;
+            let id = self.intern();
+            self.frontier.insert(f, id);
+        }
+    }
+
+    /// Names `o` as an older state (and the origins of what waits there,
+    /// first), unless it has its name.
+    fn name_older(&mut self, c: &Constraint, base: &Base, o: u32) {
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut items = std::mem::take(&mut self.items);
+        stack.clear();
+        stack.push(o);
+        while let Some(&s) = stack.last() {
+            if self.below.contains_key(&s) {
+                stack.pop();
+                continue;
+            }
+            let start = c.items_at(base, s, false, &mut items);
+            self.list.clear();
+            // Origins come before the states of their items, except around
+            // a hole's loops in `left`: a state with an item from a later
+            // state is named by itself.
+            if items.iter().any(|&(_, _, origin)| origin > s) {
+                self.list.extend([AS_ITSELF, s as u64]);
+            } else {
+                let before = stack.len();
+                for &(_, _, origin) in &items {
+                    if origin != s && !self.below.contains_key(&origin) {
+                        stack.push(origin);
+                    }
+                }
+                if stack.len() > before {
+                    continue;
+                }
+                self.list.push(AS_OLDER);
+                if start {
+                    self.list.push(START);
+                }
+                for &(prod, dot, origin) in &items {
+                    let o = match origin == s {
+                        true => HERE,
+                        false => self.below[&origin] as u64,
+                    };
+                    self.list.push(name_entry(prod, dot, o));
+                }
+            }
+            let id = self.intern();
+            self.below.insert(s, id);
+            stack.pop();
+        }
+        self.stack = stack;
+        self.items = items;
+    }
+
+    /// The name of the list in `self.list` (sorted here).
+    fn intern(&mut self) -> u32 {
+        self.list.sort_unstable();
+        self.list.dedup();
+        let next = self.names.len() as u32;
+        match self.names.get(&self.list[..]) {
+            Some(&id) => id,
+            None => {
+                self.names.insert(self.list[..].into(), next);
+                next
+            }
+        }
     }
 }
 
@@ -843,7 +998,7 @@ impl Clone for Prefix {
             base: self.base.clone(),
             right: None,
             grown: FxMap::default(),
-            rows: KeptRows::default(),
+            rows: self.rows.names(),
         }
     }
 }
@@ -1164,12 +1319,14 @@ impl<'c> Insertion<'c> {
         let c = self.constraint;
         if self.prefix.is_none() {
             let (frontier, base) = c.prefix_chart(&self.left)?;
+            let mut rows = KeptRows::default();
+            rows.moved(c, &base, &frontier.at);
             self.prefix = Some(Box::new(Prefix {
                 at: frontier.at,
                 base,
                 right: None,
                 grown: FxMap::default(),
-                rows: KeptRows::default(),
+                rows,
             }));
         }
         for &(i, seq, l1) in rows {
@@ -1485,12 +1642,7 @@ impl<'c> Insertion<'c> {
         }
         at.sort_unstable();
         at.dedup();
-        // Rows kept from states that are no longer frontier states can
-        // never be asked again.
-        let mut states: Vec<u32> = at.iter().map(|&(_, s)| s).collect();
-        states.sort_unstable();
-        states.dedup();
-        pre.rows.moved(&states);
+        pre.rows.moved(c, &pre.base, &at);
         pre.at = at;
         Ok(true)
     }

@@ -480,6 +480,48 @@ fn small_grammars_advancing_point() {
     }
 }
 
+/// Regression for rows kept across moves of the point by the names of the
+/// frontier states: after `(a` and after a later `a` the item `x → a · b`
+/// waits the same, only its origin differs (inside parentheses, brackets,
+/// or a bare item before `;`). Every byte here is a terminal, so the point
+/// stands at a new frontier state at every step and every row kept comes
+/// from a state of the same name; every mask equals the checks.
+#[test]
+fn kept_rows_tell_apart_items_from_other_origins() {
+    let g = Grammar::from_lark(
+        r#"
+        start: item+
+        item: "(" x ")" | x ";" | "[" x "]"
+        x: "a" "b" | "(" x ")"
+        "#,
+        None,
+    )
+    .unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let words = all_words(b"()[];ab", 2);
+    let vocab = Vocabulary::new(&words);
+    let texts = ["(ab)ab;[ab]ab;(ab)", "ab;ab;(ab)ab;", "((ab))ab;[(ab)]ab;"];
+    let rights = [
+        Partial::new().hole(),
+        Partial::new().hole().text(")"),
+        Partial::new().hole().text(";"),
+        Partial::new().hole().text("]"),
+    ];
+    let mut kept = 0;
+    for text in texts {
+        for right in &rights {
+            let mut at = Insertion::new(&c, &Partial::new(), right).unwrap();
+            for b in text.bytes() {
+                assert_mask_is_oracle(&c, &mut at, &vocab, &words, right, 0);
+                at.advance(&[b]);
+            }
+            assert_mask_is_oracle(&c, &mut at, &vocab, &words, right, 0);
+            kept += at.stats().rows_kept;
+        }
+    }
+    assert!(kept > 0, "no row kept across the point's moves");
+}
+
 /// The text before the point starts with a hole, then the point advances
 /// over random bytes: a lexeme in progress at the point may have started
 /// in the hole or after it (`x1a` one identifier, or `1` a number and `a`

@@ -862,6 +862,46 @@ impl Base {
         &self.layers[k.min(self.layers.len() - 1)]
     }
 
+    /// The items at state `s` into `out`, as `(production, dot, origin)`:
+    /// those waiting for a nonterminal, and with `scans` (`s` a frontier
+    /// state) those waiting for a terminal. Returns whether `s` is a start
+    /// state.
+    ///
+    /// Items at a state never change once its layer is made, so what a
+    /// search from a frontier state can do is a function of these lists
+    /// there and at the origins they name (see the mask module's
+    /// `KeptRows`): a completion from a state wakes only the items waiting
+    /// there for a nonterminal.
+    ///
+    /// Cost: one lookup per nonterminal, plus the items at `s`.
+    pub(crate) fn items_at(
+        &self,
+        g: &Intersector,
+        s: u32,
+        scans: bool,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) -> bool {
+        out.clear();
+        let l = self.layer(s);
+        let nts = g.n_syms - g.n_terms;
+        for a in 0..nts {
+            let mut c = l.waiting.get(side_index(s - l.off, a, nts));
+            while c != NIL {
+                let (it, next) = l.arena[c as usize];
+                let (prod, dot, origin, _) = unitem(it);
+                out.push((prod, dot, origin));
+                c = next;
+            }
+        }
+        if scans {
+            out.extend(self.scans(s).iter().map(|&it| {
+                let (prod, dot, origin, _) = unitem(it);
+                (prod, dot, origin)
+            }));
+        }
+        self.is_start.get(s as usize).copied().unwrap_or(false)
+    }
+
     /// The items at frontier state `f` waiting for a terminal.
     fn scans(&self, f: u32) -> &[u64] {
         self.layer(f).scans.get(&f).map_or(&[][..], Vec::as_slice)
