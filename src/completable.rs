@@ -359,16 +359,21 @@ impl Constraint {
         self.search.enters(base, seeds)
     }
 
-    /// The items at state `s` of `base` (see [`Base::items_at`]); whether
-    /// `s` is a start state.
-    pub(crate) fn items_at(
+    /// The items at frontier state `f` of `base` (see [`Base::items_at`]).
+    pub(crate) fn items_at(&self, base: &Base, f: u32, out: &mut Vec<(u32, u32, u32, u32)>) {
+        base.items_at(&self.search, f, out);
+    }
+
+    /// The items at state `s` of `base` waiting for nonterminal `a` (see
+    /// [`Base::waiting_at`]), appended to `out`.
+    pub(crate) fn waiting_at(
         &self,
         base: &Base,
         s: u32,
-        scans: bool,
-        out: &mut Vec<(u32, u32, u32)>,
-    ) -> bool {
-        base.items_at(&self.search, s, scans, out)
+        a: u32,
+        out: &mut Vec<(u32, u32, u32, u32)>,
+    ) {
+        base.waiting_at(&self.search, s, a, out);
     }
 
     /// See [`Intersector::grow`]: the chart of the text before an insertion

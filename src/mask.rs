@@ -127,7 +127,14 @@
 //!   string, a comment, spaces: about half the steps of C++ code) the
 //!   next mask finds most of its rows answered. C++ masks in the
 //!   autoregressive loop: median 2.2–2.5 → 1.4 ms (alternating runs in a
-//!   slow phase).
+//!   slow phase). Frontier states are keyed by name, not by id: a state
+//!   is named by the items waiting there and, bottom up, by what
+//!   completions from their origins lead to, so a new frontier state in
+//!   the same context as an earlier one (after each operand of a chain of
+//!   `+`, each argument, each statement of a block) finds the earlier
+//!   one's rows (see `KeptRows`). C++ masks in the autoregressive loop:
+//!   median −27 % under `valgrind` (the loop's instructions −2 %: the
+//!   rows kept are those of the cheaper masks).
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -599,7 +606,8 @@ pub struct InsertionStats {
     /// where the growth would start waits for the first terminal grown.
     pub dead_growths: usize,
     /// Rows answered from the chart of the text before the point by a row
-    /// with the same frontier states, terminals and `l₁` answered earlier
+    /// with frontier states of the same names (see `KeptRows`), terminals
+    /// and `l₁` answered earlier
     /// (at this point or an earlier one), instead of a search.
     pub rows_kept: usize,
 }
@@ -709,34 +717,38 @@ struct Prefix {
 /// frontier states of l₀, T₁…T_m)`, kept while the point moves.
 ///
 /// A row's answer depends on `l₀` only through what its search can meet in
-/// the chart of `left`: the items at `l₀`'s frontier states, and the items
-/// that completions from there wake at older states, recursively. Those
-/// never change as the chart grows (a grown layer makes items at its own
-/// states only), nor does `right`. So states are named by what waits
-/// there, bottom up (the state where an item starts is older than where it
-/// stands), and a row is kept by the names of its frontier states:
+/// the chart of `left`: the items at `l₀`'s frontier states, and what
+/// completions from their origins wake there, recursively. Those never
+/// change as the chart grows (a grown layer makes items at its own states
+/// only), nor does `right`. So they are named, bottom up (an item's origin
+/// is older than its state), and a row is kept by the names of its
+/// frontier states:
 ///
-/// * an older state `o` is named by the items waiting there for a
-///   nonterminal (all a completion from `o` wakes), each as its production,
-///   dot and the name of its origin (or "here" for origin `o`);
+/// * what a completion of `A` from an older state `o` leads to is named by
+///   `A` and the items waiting at `o` for `A`, or for the nonterminal of an
+///   item with origin `o` among those, and so on (a completion from `o`
+///   wakes only those): each as its production, dot and what its own
+///   completion leads to — "here" for origin `o` (that one is among them),
+///   or the name of its nonterminal from its origin;
 /// * a frontier state `f` by its items from other states (waiting for a
-///   terminal too), each as production, dot and the name of its origin: the
-///   items whose origin is `f` follow from those, since at a frontier
-///   every production they lead to is predicted (no terminal filter) and
-///   completions from `f` to `f` advance only what waits at `f`;
+///   terminal too), each as production, dot and the name of its
+///   nonterminal from its origin: the items with origin `f` follow from
+///   those, since at a frontier every production they lead to is
+///   predicted (no terminal filter) and completions from `f` to `f`
+///   advance only what waits at `f`;
 ///
-/// with a mark for start states. Equal names mean the same items up to the
-/// renaming of states of equal names, so the searches from two frontier
-/// states of one name are the same search renamed: same answers (the mask
-/// tests compare every token with a full check). When an accepted token
-/// emits no terminal (inside an identifier, a number, a string, a comment,
-/// spaces), the frontier states are those before; when it ends an
-/// operand of a chain of `+`, an argument, a statement, the new frontier
-/// often has the name of an earlier one (lists are left-recursive: the
-/// item of a list keeps the origin where the list began). The next mask
-/// then finds most of its rows here instead of searching them again. Keys
-/// are three ids (names, sequences and sets of several names interned), so
-/// keeping a row costs no allocation.
+/// with a mark for start states (where the goal may complete). Equal names
+/// mean the same items up to the renaming of states, so the searches from
+/// two frontier states of one name are the same search renamed: same
+/// answers (the mask tests compare every token with a full check). When an
+/// accepted token emits no terminal (inside an identifier, a number, a
+/// string, a comment, spaces), the frontier states are those before; when
+/// it ends an operand of a chain of `+`, an argument, a statement, the new
+/// frontier often has the name of an earlier one (lists are
+/// left-recursive: the item of a list keeps the origin where the list
+/// began). The next mask then finds most of its rows here instead of
+/// searching them again. Keys are three ids (names, sequences and sets of
+/// several names interned), so keeping a row costs no allocation.
 #[derive(Debug, Default)]
 struct KeptRows {
     /// `(l₁, frontier id, sequence id)` → the answer. A frontier id is a
@@ -750,18 +762,21 @@ struct KeptRows {
     of_point: FxMap<u32, u32>,
     /// Sets of several names, interned.
     sets: FxMap<Box<[u32]>, u32>,
-    /// Names: the sorted lists of encoded items (see [`name_entry`]) they
-    /// stand for, interned.
+    /// Names: the lists they stand for (a header, then encoded items
+    /// sorted: see [`name_entry`]), interned.
     names: FxMap<Box<[u64]>, u32>,
-    /// States of the chart named as older states (origins).
-    below: FxMap<u32, u32>,
+    /// `(older state, nonterminal)` named: what a completion leads to.
+    leads: FxMap<(u32, u32), u32>,
     /// The point's frontier states → their name.
     frontier: FxMap<u32, u32>,
-    /// Scratch: items at a state, a list being named, states to name, the
-    /// names of a row's frontier states.
-    items: Vec<(u32, u32, u32)>,
+    /// Scratch: items at a frontier state, items a completion wakes,
+    /// nonterminals, a list being named, pairs to name, the names of a
+    /// row's frontier states.
+    items: Vec<(u32, u32, u32, u32)>,
+    woken: Vec<(u32, u32, u32, u32)>,
+    symbols: Vec<u32>,
     list: Vec<u64>,
-    stack: Vec<u32>,
+    stack: Vec<(u32, u32)>,
     ids: Vec<u32>,
 }
 
@@ -775,34 +790,42 @@ const MAX_ROWS_KEPT: usize = 1 << 16;
 /// In a list named: the item's origin is the state named.
 const HERE: u64 = (1 << 42) - 1;
 
-/// Marks of a list named: a frontier state's, an older state's, a start
-/// state's.
+/// Kinds of lists named (their first element): a frontier state's
+/// (`[AS_FRONTIER, start]`), a completion's from an older state
+/// (`[AS_LEADS, nonterminal, start]`), and one named by its state and
+/// nonterminal alone (`[AS_ITSELF, state, nonterminal]`, no items).
 const AS_FRONTIER: u64 = u64::MAX;
-const AS_OLDER: u64 = u64::MAX - 1;
-const START: u64 = u64::MAX - 2;
-/// Marks a list that names one state by its id (it is followed by it).
-const AS_ITSELF: u64 = u64::MAX - 3;
+const AS_LEADS: u64 = u64::MAX - 1;
+const AS_ITSELF: u64 = u64::MAX - 2;
 
-/// An item `(production, dot, origin's name)` in a list named (productions
-/// have 20 bits, dots 2, names fewer than [`HERE`]).
-fn name_entry(prod: u32, dot: u32, origin: u64) -> u64 {
-    ((prod as u64) << 44) | ((dot as u64) << 42) | origin
+/// An item `(production, dot, name)` in a list named (productions have 20
+/// bits, dots 2, names fewer than [`HERE`]).
+fn name_entry(prod: u32, dot: u32, name: u64) -> u64 {
+    ((prod as u64) << 44) | ((dot as u64) << 42) | name
 }
 
 impl KeptRows {
-    /// The key of the row from frontier states `from` over the point's
-    /// sequence `seq` into `l₁` (`None` for a state not named).
-    fn key(&mut self, point: &Point, seq: u32, from: &[u32], l1: u32) -> Option<(u32, u32, u32)> {
+    /// The key of the row from frontier states `from` of `base` over the
+    /// point's sequence `seq` into `l₁` (the states named on first use).
+    fn key(
+        &mut self,
+        (c, base): (&Constraint, &Base),
+        point: &Point,
+        seq: u32,
+        from: &[u32],
+        l1: u32,
+    ) -> (u32, u32, u32) {
         let f = match from {
-            [one] => *self.frontier.get(one)?,
+            [one] => self.frontier_name(c, base, *one),
             _ => {
-                self.ids.clear();
-                for s in from {
-                    self.ids.push(*self.frontier.get(s)?);
+                let mut ids = std::mem::take(&mut self.ids);
+                ids.clear();
+                for &s in from {
+                    ids.push(self.frontier_name(c, base, s));
                 }
-                self.ids.sort_unstable();
-                self.ids.dedup();
-                match &self.ids[..] {
+                ids.sort_unstable();
+                ids.dedup();
+                let f = match &ids[..] {
                     [one] => *one,
                     ids => match self.sets.get(ids) {
                         Some(&id) => id,
@@ -812,7 +835,9 @@ impl KeptRows {
                             id
                         }
                     },
-                }
+                };
+                self.ids = ids;
+                f
             }
         };
         let t = match self.of_point.get(&seq) {
@@ -826,7 +851,7 @@ impl KeptRows {
                 t
             }
         };
-        Some((l1, f, t))
+        (l1, f, t)
     }
 
     /// Keeps the answer of the row of `key`.
@@ -841,16 +866,16 @@ impl KeptRows {
     fn names(&self) -> KeptRows {
         KeptRows {
             names: self.names.clone(),
-            below: self.below.clone(),
+            leads: self.leads.clone(),
             frontier: self.frontier.clone(),
             ..KeptRows::default()
         }
     }
 
-    /// The point moved (or its chart was built), and its frontier states
-    /// are those of `at` in `base`: they are named. Answers stay (a name's
+    /// The point moved: its frontier states are others (named when a row
+    /// from them is first kept or looked up). Answers stay (a name's
     /// answers never change).
-    fn moved(&mut self, c: &Constraint, base: &Base, at: &[(u32, u32)]) {
+    fn moved(&mut self) {
         self.of_point.clear();
         self.frontier.clear();
         if [self.seqs.len(), self.sets.len(), self.names.len()]
@@ -859,87 +884,110 @@ impl KeptRows {
         {
             *self = KeptRows::default();
         }
-        for &(_, f) in at {
-            if self.frontier.contains_key(&f) {
-                continue;
-            }
-            let mut items = std::mem::take(&mut self.items);
-            let start = c.items_at(base, f, true, &mut items);
-            for &(_, _, origin) in &items {
-                if origin != f {
-                    self.name_older(c, base, origin);
-                }
-            }
-            self.list.clear();
-            self.list.push(AS_FRONTIER);
-            if start {
-                self.list.push(START);
-            }
-            for &(prod, dot, origin) in &items {
-                if origin != f {
-                    let o = self.below[&origin] as u64;
-                    self.list.push(name_entry(prod, dot, o));
-                }
-            }
-            self.items = items;
-            let id = self.intern();
-            self.frontier.insert(f, id);
-        }
     }
 
-    /// Names `o` as an older state (and the origins of what waits there,
-    /// first), unless it has its name.
-    fn name_older(&mut self, c: &Constraint, base: &Base, o: u32) {
-        let mut stack = std::mem::take(&mut self.stack);
+    /// The name of frontier state `f` of `base` (see [`KeptRows`]).
+    fn frontier_name(&mut self, c: &Constraint, base: &Base, f: u32) -> u32 {
+        if let Some(&id) = self.frontier.get(&f) {
+            return id;
+        }
         let mut items = std::mem::take(&mut self.items);
+        c.items_at(base, f, &mut items);
+        for &(_, _, origin, a) in &items {
+            if origin != f {
+                self.name_leads(c, base, origin, a);
+            }
+        }
+        self.list.clear();
+        self.list.extend([AS_FRONTIER, u64::from(base.is_start(f))]);
+        for &(prod, dot, origin, a) in &items {
+            if origin != f {
+                let name = self.leads[&(origin, a)] as u64;
+                self.list.push(name_entry(prod, dot, name));
+            }
+        }
+        self.items = items;
+        let id = self.intern(2);
+        self.frontier.insert(f, id);
+        id
+    }
+
+    /// Names what a completion of nonterminal `a` from older state `o`
+    /// leads to (and first what those it wakes lead to), unless named.
+    fn name_leads(&mut self, c: &Constraint, base: &Base, o: u32, a: u32) {
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut items = std::mem::take(&mut self.woken);
+        let mut symbols = std::mem::take(&mut self.symbols);
         stack.clear();
-        stack.push(o);
-        while let Some(&s) = stack.last() {
-            if self.below.contains_key(&s) {
+        stack.push((o, a));
+        while let Some(&(s, a)) = stack.last() {
+            if self.leads.contains_key(&(s, a)) {
                 stack.pop();
                 continue;
             }
-            let start = c.items_at(base, s, false, &mut items);
+            // The items a completion of `a` from `s` wakes, and those
+            // that completions from `s` of theirs wake.
+            items.clear();
+            symbols.clear();
+            symbols.push(a);
+            let mut k = 0;
+            while k < symbols.len() {
+                let from = items.len();
+                c.waiting_at(base, s, symbols[k], &mut items);
+                for &(_, _, origin, b) in &items[from..] {
+                    if origin == s && !symbols.contains(&b) {
+                        symbols.push(b);
+                    }
+                }
+                k += 1;
+            }
             self.list.clear();
-            // Origins come before the states of their items, except around
-            // a hole's loops in `left`: a state with an item from a later
-            // state is named by itself.
-            if items.iter().any(|&(_, _, origin)| origin > s) {
-                self.list.extend([AS_ITSELF, s as u64]);
+            // Origins come before the states of their items, except
+            // around a hole's loops in `left`: there a completion is named
+            // by its state and nonterminal.
+            if items.iter().any(|&(_, _, origin, _)| origin > s) {
+                self.list.extend([AS_ITSELF, s as u64, a as u64]);
             } else {
                 let before = stack.len();
-                for &(_, _, origin) in &items {
-                    if origin != s && !self.below.contains_key(&origin) {
-                        stack.push(origin);
+                for &(_, _, origin, b) in &items {
+                    if origin != s && !self.leads.contains_key(&(origin, b)) {
+                        stack.push((origin, b));
                     }
                 }
                 if stack.len() > before {
                     continue;
                 }
-                self.list.push(AS_OLDER);
-                if start {
-                    self.list.push(START);
-                }
-                for &(prod, dot, origin) in &items {
-                    let o = match origin == s {
+                self.list
+                    .extend([AS_LEADS, a as u64, u64::from(base.is_start(s))]);
+                for &(prod, dot, origin, b) in &items {
+                    let name = match origin == s {
                         true => HERE,
-                        false => self.below[&origin] as u64,
+                        false => self.leads[&(origin, b)] as u64,
                     };
-                    self.list.push(name_entry(prod, dot, o));
+                    self.list.push(name_entry(prod, dot, name));
                 }
             }
-            let id = self.intern();
-            self.below.insert(s, id);
+            let id = self.intern(3);
+            self.leads.insert((s, a), id);
             stack.pop();
         }
         self.stack = stack;
-        self.items = items;
+        self.woken = items;
+        self.symbols = symbols;
     }
 
-    /// The name of the list in `self.list` (sorted here).
-    fn intern(&mut self) -> u32 {
-        self.list.sort_unstable();
-        self.list.dedup();
+    /// The name of the list in `self.list`, whose first `head` elements
+    /// are its header (the rest are sorted here).
+    fn intern(&mut self, head: usize) -> u32 {
+        self.list[head..].sort_unstable();
+        let mut n = head;
+        for i in head..self.list.len() {
+            if i == head || self.list[i] != self.list[n - 1] {
+                self.list[n] = self.list[i];
+                n += 1;
+            }
+        }
+        self.list.truncate(n);
         let next = self.names.len() as u32;
         match self.names.get(&self.list[..]) {
             Some(&id) => id,
@@ -1319,14 +1367,12 @@ impl<'c> Insertion<'c> {
         let c = self.constraint;
         if self.prefix.is_none() {
             let (frontier, base) = c.prefix_chart(&self.left)?;
-            let mut rows = KeptRows::default();
-            rows.moved(c, &base, &frontier.at);
             self.prefix = Some(Box::new(Prefix {
                 at: frontier.at,
                 base,
                 right: None,
                 grown: FxMap::default(),
-                rows,
+                rows: KeptRows::default(),
             }));
         }
         for &(i, seq, l1) in rows {
@@ -1385,8 +1431,8 @@ impl<'c> Insertion<'c> {
     }
 
     /// The answer for row `(l₀, seq, l₁)` from the chart of `left`: kept
-    /// from an earlier point with the same frontier states (see
-    /// [`Prefix::rows`]), or searched ([`Insertion::row_searched`]) and
+    /// from an earlier point whose frontier states have the same names
+    /// (see [`Prefix::rows`]), or searched ([`Insertion::row_searched`]) and
     /// kept; `None` where a full check must answer.
     fn row(&mut self, i: u32, seq: u32, l1: u32) -> Result<Option<bool>> {
         let Some(pre) = self.prefix.as_deref_mut() else {
@@ -1394,13 +1440,19 @@ impl<'c> Insertion<'c> {
         };
         self.from.clear();
         self.from.extend(frontier_of(&pre.at, self.point.state(i)));
-        let key = pre.rows.key(&self.point, seq, &self.from, l1);
-        if let Some(&ok) = key.and_then(|k| pre.rows.answers.get(&k)) {
+        let key = pre.rows.key(
+            (self.constraint, &pre.base),
+            &self.point,
+            seq,
+            &self.from,
+            l1,
+        );
+        if let Some(&ok) = pre.rows.answers.get(&key) {
             self.stats.rows_kept += 1;
             return Ok(Some(ok));
         }
         let ok = self.row_searched(i, seq, l1)?;
-        if let (Some(ok), Some(key), Some(pre)) = (ok, key, self.prefix.as_deref_mut()) {
+        if let (Some(ok), Some(pre)) = (ok, self.prefix.as_deref_mut()) {
             pre.rows.keep(key, ok);
         }
         Ok(ok)
@@ -1642,7 +1694,7 @@ impl<'c> Insertion<'c> {
         }
         at.sort_unstable();
         at.dedup();
-        pre.rows.moved(c, &pre.base, &at);
+        pre.rows.moved();
         pre.at = at;
         Ok(true)
     }

@@ -820,8 +820,9 @@ fn qwen2_vocabulary_mask_cost() {
         loop_checks.sort_unstable();
         loop_implied.sort_unstable();
         let kept_many = loop_kept.iter().filter(|&&k| k > 50).count();
+        let kept_all: usize = loop_kept.iter().sum();
         eprintln!(
-            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms; checks median {} max {}; implied median {}; {kept_many} masks with over 50 rows kept from the point before",
+            "{name}: in a loop, {} masks: median {:.3} ms, p90 {:.3} ms, max {:.1} ms; checks median {} max {}; implied median {}; {kept_many} masks with over 50 rows kept from earlier points, {kept_all} rows in all",
             times.len(),
             q(&times, 0.5),
             q(&times, 0.9),

@@ -862,43 +862,50 @@ impl Base {
         &self.layers[k.min(self.layers.len() - 1)]
     }
 
-    /// The items at state `s` into `out`, as `(production, dot, origin)`:
-    /// those waiting for a nonterminal, and with `scans` (`s` a frontier
-    /// state) those waiting for a terminal. Returns whether `s` is a start
-    /// state.
+    /// The items at frontier state `f` into `out`, as `(production, dot,
+    /// origin, the production's nonterminal)`: those waiting for a
+    /// nonterminal, then those waiting for a terminal.
     ///
     /// Items at a state never change once its layer is made, so what a
-    /// search from a frontier state can do is a function of these lists
-    /// there and at the origins they name (see the mask module's
-    /// `KeptRows`): a completion from a state wakes only the items waiting
-    /// there for a nonterminal.
+    /// search from a frontier state can do is a function of these and of
+    /// what completions from their origins wake there ([`Base::waiting_at`];
+    /// see the mask module's `KeptRows`).
     ///
-    /// Cost: one lookup per nonterminal, plus the items at `s`.
-    pub(crate) fn items_at(
+    /// Cost: one lookup per nonterminal, plus the items at `f`.
+    pub(crate) fn items_at(&self, g: &Intersector, f: u32, out: &mut Vec<(u32, u32, u32, u32)>) {
+        out.clear();
+        for a in g.n_terms..g.n_syms {
+            self.waiting_at(g, f, a, out);
+        }
+        out.extend(self.scans(f).iter().map(|&it| {
+            let (prod, dot, origin, _) = unitem(it);
+            (prod, dot, origin, g.prods[prod as usize].0)
+        }));
+    }
+
+    /// Appends to `out` the items at state `s` waiting for nonterminal
+    /// symbol `a` (what a completion of `a` from `s` wakes), as
+    /// `(production, dot, origin, the production's nonterminal)`.
+    pub(crate) fn waiting_at(
         &self,
         g: &Intersector,
         s: u32,
-        scans: bool,
-        out: &mut Vec<(u32, u32, u32)>,
-    ) -> bool {
-        out.clear();
+        a: u32,
+        out: &mut Vec<(u32, u32, u32, u32)>,
+    ) {
         let l = self.layer(s);
         let nts = g.n_syms - g.n_terms;
-        for a in 0..nts {
-            let mut c = l.waiting.get(side_index(s - l.off, a, nts));
-            while c != NIL {
-                let (it, next) = l.arena[c as usize];
-                let (prod, dot, origin, _) = unitem(it);
-                out.push((prod, dot, origin));
-                c = next;
-            }
+        let mut c = l.waiting.get(side_index(s - l.off, a - g.n_terms, nts));
+        while c != NIL {
+            let (it, next) = l.arena[c as usize];
+            let (prod, dot, origin, _) = unitem(it);
+            out.push((prod, dot, origin, g.prods[prod as usize].0));
+            c = next;
         }
-        if scans {
-            out.extend(self.scans(s).iter().map(|&it| {
-                let (prod, dot, origin, _) = unitem(it);
-                (prod, dot, origin)
-            }));
-        }
+    }
+
+    /// Whether `s` is a start state.
+    pub(crate) fn is_start(&self, s: u32) -> bool {
         self.is_start.get(s as usize).copied().unwrap_or(false)
     }
 
