@@ -767,7 +767,7 @@ struct KeptRows {
     names: FxMap<Box<[u64]>, u32>,
     /// `(older state, nonterminal)` named: what a completion leads to.
     leads: FxMap<(u32, u32), u32>,
-    /// The point's frontier states → their name.
+    /// Frontier states (the point's and earlier points') → their name.
     frontier: FxMap<u32, u32>,
     /// Scratch: items at a frontier state, items a completion wakes,
     /// nonterminals, a list being named, pairs to name, the names of a
@@ -872,15 +872,19 @@ impl KeptRows {
         }
     }
 
-    /// The point moved: its frontier states are others (named when a row
-    /// from them is first kept or looked up). Answers stay (a name's
-    /// answers never change).
+    /// The point moved: its new frontier states are named when a row
+    /// from them is first kept or looked up. Names and answers stay (the
+    /// items at a state never change, nor a name's answers).
     fn moved(&mut self) {
         self.of_point.clear();
-        self.frontier.clear();
-        if [self.seqs.len(), self.sets.len(), self.names.len()]
-            .iter()
-            .any(|&n| n >= MAX_ROWS_KEPT)
+        if [
+            self.seqs.len(),
+            self.sets.len(),
+            self.names.len(),
+            self.frontier.len(),
+        ]
+        .iter()
+        .any(|&n| n >= MAX_ROWS_KEPT)
         {
             *self = KeptRows::default();
         }

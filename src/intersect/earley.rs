@@ -871,16 +871,27 @@ impl Base {
     /// what completions from their origins wake there ([`Base::waiting_at`];
     /// see the mask module's `KeptRows`).
     ///
-    /// Cost: one lookup per nonterminal, plus the items at `f`.
+    /// Cost: the items at `f`, sorted, plus one lookup per nonterminal
+    /// (or a walk of a small layer's table).
     pub(crate) fn items_at(&self, g: &Intersector, f: u32, out: &mut Vec<(u32, u32, u32, u32)>) {
         out.clear();
-        for a in g.n_terms..g.n_syms {
-            self.waiting_at(g, f, a, out);
-        }
+        let l = self.layer(f);
+        let nts = (g.n_syms - g.n_terms) as u64;
+        let at = (f - l.off) as u64 * nts;
+        l.waiting.each_in(at..at + nts, |_, mut c| {
+            while c != NIL {
+                let (it, next) = l.arena[c as usize];
+                let (prod, dot, origin, _) = unitem(it);
+                out.push((prod, dot, origin, g.prods[prod as usize].0));
+                c = next;
+            }
+        });
         out.extend(self.scans(f).iter().map(|&it| {
             let (prod, dot, origin, _) = unitem(it);
             (prod, dot, origin, g.prods[prod as usize].0)
         }));
+        // In the order of the items, not of a table.
+        out.sort_unstable();
     }
 
     /// Appends to `out` the items at state `s` waiting for nonterminal

@@ -168,6 +168,37 @@ impl Heads {
         })
     }
 
+    /// Calls `f` with each index in `range` that has a value, and the
+    /// value, in no particular order: a hash map holding fewer entries
+    /// than a few per index of the range is walked whole, not looked up
+    /// index by index (a grown layer's few states).
+    pub(crate) fn each_in(&self, range: std::ops::Range<u64>, mut f: impl FnMut(u64, u32)) {
+        match self {
+            Heads::Dense(v) | Heads::Listed(v, ..) => {
+                let (lo, hi) = (range.start as usize, range.end as usize);
+                for (k, &x) in v[lo..hi].iter().enumerate() {
+                    if x != NIL {
+                        f((lo + k) as u64, x);
+                    }
+                }
+            }
+            Heads::Sparse(m, _) if (m.len() as u64) < 4 * (range.end - range.start) => {
+                for (&k, &x) in m {
+                    if range.contains(&k) {
+                        f(k, x);
+                    }
+                }
+            }
+            Heads::Sparse(m, _) => {
+                for k in range {
+                    if let Some(&x) = m.get(&k) {
+                        f(k, x);
+                    }
+                }
+            }
+        }
+    }
+
     /// Sets the value at `i`.
     #[inline(always)]
     pub(crate) fn set(&mut self, i: u64, value: u32) -> Fits {
@@ -235,7 +266,9 @@ impl Drop for KeySet {
 /// for a few dozen entries: allocating, zeroing their control bytes and
 /// freeing them was about a tenth of such a search. Taken from here, a
 /// table is one the thread used before, emptied. No search iterates over
-/// these tables, so a kept table's larger capacity changes no answer.
+/// these tables (only the naming of an insertion point's frontier states
+/// does, and it sorts what it finds), so a kept table's larger capacity
+/// changes no answer.
 mod small {
     use crate::hash::{FxMap, FxSet};
     use std::cell::RefCell;
