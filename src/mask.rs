@@ -784,8 +784,9 @@ struct KeptRows {
 /// Frontier ids at and above this name an interned set of names.
 const SEVERAL: u32 = 1 << 31;
 
-/// Most rows, sequences, sets or names kept in [`KeptRows`]: past it the
-/// answers are forgotten at once, the rest when the point moves.
+/// Most rows, sequences, sets, names or named states kept in
+/// [`KeptRows`]: past it the answers are forgotten at once, the rest when
+/// the point moves.
 const MAX_ROWS_KEPT: usize = 1 << 16;
 
 /// In a list named: the item's origin is the state named.
@@ -882,6 +883,7 @@ impl KeptRows {
             self.seqs.len(),
             self.sets.len(),
             self.names.len(),
+            self.leads.len(),
             self.frontier.len(),
         ]
         .iter()
