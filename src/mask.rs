@@ -901,17 +901,13 @@ impl KeptRows {
         let mut items = std::mem::take(&mut self.items);
         c.items_at(base, f, &mut items);
         for &(_, _, origin, a) in &items {
-            if origin != f {
-                self.name_leads(c, base, origin, a);
-            }
+            self.name_leads(c, base, origin, a);
         }
         self.list.clear();
         self.list.extend([AS_FRONTIER, u64::from(base.is_start(f))]);
         for &(prod, dot, origin, a) in &items {
-            if origin != f {
-                let name = self.leads[&(origin, a)] as u64;
-                self.list.push(name_entry(prod, dot, name));
-            }
+            let name = self.leads[&(origin, a)] as u64;
+            self.list.push(name_entry(prod, dot, name));
         }
         self.items = items;
         let id = self.intern(2);
@@ -1458,23 +1454,26 @@ impl<'c> Insertion<'c> {
             self.stats.rows_kept += 1;
             return Ok(Some(ok));
         }
-        let ok = self.row_searched(i, seq, l1)?;
+        let from = std::mem::take(&mut self.from);
+        let ok = self.row_searched(i, seq, l1, &from);
+        self.from = from;
+        let ok = ok?;
         if let (Some(ok), Some(pre)) = (ok, self.prefix.as_deref_mut()) {
             pre.rows.keep(key, ok);
         }
         Ok(ok)
     }
 
-    /// The search of row `(l₀, seq, l₁)` from the chart of `left`: its
-    /// frontier's items move over `seq` into the automaton of `right` read
-    /// from `l₁`; `None` where a full check must answer.
-    fn row_searched(&mut self, i: u32, seq: u32, l1: u32) -> Result<Option<bool>> {
+    /// The search of row `(l₀, seq, l₁)` from the chart of `left`, `from`
+    /// the frontier states of `l₀`: their items move over `seq` into the
+    /// automaton of `right` read from `l₁`; `None` where a full check must
+    /// answer.
+    fn row_searched(&mut self, i: u32, seq: u32, l1: u32, from: &[u32]) -> Result<Option<bool>> {
         let c = self.constraint;
         let Some(pre) = self.prefix.as_deref_mut() else {
             return Ok(None);
         };
         let term_sets = &c.lexer().term_sets;
-        let from: Vec<u32> = frontier_of(&pre.at, self.point.state(i)).collect();
         if from.is_empty() {
             return Ok(Some(false));
         }
@@ -1522,7 +1521,7 @@ impl<'c> Insertion<'c> {
             (None, false) => {
                 let at = Entering {
                     k,
-                    from: &from,
+                    from,
                     before,
                     remember,
                 };
@@ -1536,7 +1535,7 @@ impl<'c> Insertion<'c> {
                 let steps: Vec<(u32, u32)> =
                     term_sets[first as usize].iter().map(|&t| (t, to)).collect();
                 let seeds = [Seed {
-                    from: &from,
+                    from,
                     steps: &steps,
                 }];
                 c.extend(&pre.base, &ext, &seeds)
@@ -1560,7 +1559,7 @@ impl<'c> Insertion<'c> {
                     // frontier of `l₀` in the chart of `left`.
                     let on = [pre.base.len() as u32 - 1];
                     let seeds = [Seed {
-                        from: if done > 0 { &on } else { &from },
+                        from: if done > 0 { &on } else { from },
                         steps: &steps,
                     }];
                     // The rest's first terminal cannot follow: the grown

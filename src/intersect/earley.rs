@@ -831,6 +831,23 @@ struct Layer {
     scans: FxMap<u32, Vec<u64>>,
 }
 
+impl Layer {
+    /// Appends to `out` the items of the waiting list from cell `head` on
+    /// whose origin is not `skip`, as `(production, dot, origin, the
+    /// production's nonterminal)`.
+    fn walk(&self, g: &Intersector, head: u32, skip: u32, out: &mut Vec<(u32, u32, u32, u32)>) {
+        let mut c = head;
+        while c != NIL {
+            let (it, next) = self.arena[c as usize];
+            let (prod, dot, origin, _) = unitem(it);
+            if origin != skip {
+                out.push((prod, dot, origin, g.prods[prod as usize].0));
+            }
+            c = next;
+        }
+    }
+}
+
 impl Base {
     /// Number of states of the prefix's automaton, every layer's.
     pub(crate) fn len(&self) -> u64 {
@@ -862,34 +879,32 @@ impl Base {
         &self.layers[k.min(self.layers.len() - 1)]
     }
 
-    /// The items at frontier state `f` into `out`, as `(production, dot,
-    /// origin, the production's nonterminal)`: those waiting for a
-    /// nonterminal, then those waiting for a terminal.
+    /// The items at frontier state `f` whose origin is another state into
+    /// `out`, as `(production, dot, origin, the production's nonterminal)`,
+    /// sorted: those waiting for a nonterminal or a terminal. (The items
+    /// whose origin is `f` follow from these: at a frontier every
+    /// production they lead to is predicted.)
     ///
     /// Items at a state never change once its layer is made, so what a
     /// search from a frontier state can do is a function of these and of
     /// what completions from their origins wake there ([`Base::waiting_at`];
     /// see the mask module's `KeptRows`).
     ///
-    /// Cost: the items at `f`, sorted, plus one lookup per nonterminal
-    /// (or a walk of a small layer's table).
+    /// Cost: the items at `f`, plus one lookup per nonterminal (or a walk
+    /// of a small layer's table), plus sorting those from other states.
     pub(crate) fn items_at(&self, g: &Intersector, f: u32, out: &mut Vec<(u32, u32, u32, u32)>) {
         out.clear();
         let l = self.layer(f);
         let nts = (g.n_syms - g.n_terms) as u64;
         let at = (f - l.off) as u64 * nts;
-        l.waiting.each_in(at..at + nts, |_, mut c| {
-            while c != NIL {
-                let (it, next) = l.arena[c as usize];
-                let (prod, dot, origin, _) = unitem(it);
-                out.push((prod, dot, origin, g.prods[prod as usize].0));
-                c = next;
-            }
-        });
-        out.extend(self.scans(f).iter().map(|&it| {
+        l.waiting
+            .each_in(at..at + nts, |head| l.walk(g, head, f, out));
+        for &it in self.scans(f) {
             let (prod, dot, origin, _) = unitem(it);
-            (prod, dot, origin, g.prods[prod as usize].0)
-        }));
+            if origin != f {
+                out.push((prod, dot, origin, g.prods[prod as usize].0));
+            }
+        }
         // In the order of the items, not of a table.
         out.sort_unstable();
     }
@@ -906,13 +921,12 @@ impl Base {
     ) {
         let l = self.layer(s);
         let nts = g.n_syms - g.n_terms;
-        let mut c = l.waiting.get(side_index(s - l.off, a - g.n_terms, nts));
-        while c != NIL {
-            let (it, next) = l.arena[c as usize];
-            let (prod, dot, origin, _) = unitem(it);
-            out.push((prod, dot, origin, g.prods[prod as usize].0));
-            c = next;
-        }
+        l.walk(
+            g,
+            l.waiting.get(side_index(s - l.off, a - g.n_terms, nts)),
+            NIL,
+            out,
+        );
     }
 
     /// Whether `s` is a start state.

@@ -168,34 +168,24 @@ impl Heads {
         })
     }
 
-    /// Calls `f` with each index in `range` that has a value, and the
-    /// value, in no particular order: a hash map holding fewer entries
-    /// than a few per index of the range is walked whole, not looked up
-    /// index by index (a grown layer's few states).
-    pub(crate) fn each_in(&self, range: std::ops::Range<u64>, mut f: impl FnMut(u64, u32)) {
+    /// Calls `f` with the value of each index in `range` that has one, in
+    /// no particular order: a hash map holding fewer entries than a few
+    /// per index of the range is walked whole, not looked up index by
+    /// index (a grown layer's few states).
+    pub(crate) fn each_in(&self, range: std::ops::Range<u64>, mut f: impl FnMut(u32)) {
         match self {
             Heads::Dense(v) | Heads::Listed(v, ..) => {
-                let (lo, hi) = (range.start as usize, range.end as usize);
-                for (k, &x) in v[lo..hi].iter().enumerate() {
-                    if x != NIL {
-                        f((lo + k) as u64, x);
-                    }
-                }
+                let slots = &v[range.start as usize..range.end as usize];
+                slots.iter().filter(|&&x| x != NIL).for_each(|&x| f(x));
             }
             Heads::Sparse(m, _) if (m.len() as u64) < 4 * (range.end - range.start) => {
                 for (&k, &x) in m {
                     if range.contains(&k) {
-                        f(k, x);
+                        f(x);
                     }
                 }
             }
-            Heads::Sparse(m, _) => {
-                for k in range {
-                    if let Some(&x) = m.get(&k) {
-                        f(k, x);
-                    }
-                }
-            }
+            Heads::Sparse(m, _) => range.filter_map(|k| m.get(&k)).for_each(|&x| f(x)),
         }
     }
 
