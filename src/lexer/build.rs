@@ -410,6 +410,12 @@ impl Lexer {
         self.dfa.n_classes
     }
 
+    /// The class of byte `b`: L-states step alike on bytes of one class.
+    #[inline]
+    pub(crate) fn class(&self, b: u8) -> usize {
+        self.dfa.class_of[b as usize] as usize
+    }
+
     /// Successor of L-state `l` on byte `b` (`LDEAD` if the path dies).
     #[inline]
     pub(crate) fn next(&self, l: u32, b: u8) -> u32 {
