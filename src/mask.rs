@@ -364,30 +364,31 @@ impl Walk {
         // (ROOT: none but the root); the path's bytes.
         let mut rel_at: Vec<u32> = vec![0; max_depth + 1];
         let mut near: Vec<u32> = vec![ROOT; max_depth + 1];
-        let mut path: Vec<u8> = Vec::with_capacity(max_depth);
-        // `(token id, its node's relation)` of the nodes with tokens.
-        let mut owned: Vec<(u32, u32)> = Vec::new();
+        let mut path: Vec<u8> = vec![0; max_depth];
+        // Per token id: its node's relation plus one (0: none yet).
+        let mut owned: Vec<u32> = vec![0; vocab.n_ids];
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut nodes: Vec<u32> = Vec::new();
         let mut reps: Vec<(u32, Vec<u8>)> = Vec::new();
+        let (depth, byte, end) = (&vocab.depth[..n], &vocab.byte[..n], &vocab.end[..n]);
+        let (at, ids) = (&vocab.at[..=n], &vocab.ids[..]);
         let mut k = 0;
         while k < n {
-            let d = vocab.depth[k] as usize;
+            let d = depth[k] as usize;
             if d > 0 {
-                let x = relations.child(lx, &mut point, rel_at[d - 1], vocab.byte[k]);
+                let x = relations.child(lx, &mut point, rel_at[d - 1], byte[k]);
                 if x == DEAD {
-                    k = vocab.end[k] as usize;
+                    k = end[k] as usize;
                     continue;
                 }
                 rel_at[d] = x;
-                path.truncate(d - 1);
-                path.push(vocab.byte[k]);
+                path[d - 1] = byte[k];
             }
             let id = rel_at[d];
             if d > 0 {
                 let p = near[d - 1];
                 near[d] = p;
-                let toks = vocab.tokens(k);
+                let toks = &ids[at[k] as usize..at[k + 1] as usize];
                 if !toks.is_empty() {
                     if p != id {
                         edges.push((p, id));
@@ -396,10 +397,12 @@ impl Walk {
                         nodes.resize(relations.len(), 0);
                     }
                     if nodes[id as usize] == 0 {
-                        reps.push((id, path.clone()));
+                        reps.push((id, path[..d].to_vec()));
                     }
                     nodes[id as usize] += 1;
-                    owned.extend(toks.iter().map(|&t| (t, id)));
+                    for &t in toks {
+                        owned[t as usize] = id + 1;
+                    }
                     near[d] = id;
                 }
             }
@@ -423,7 +426,7 @@ impl Walk {
             })
             .collect();
         // By relation, in trie order within one (a counting sort).
-        let (runs_at, runs) = runs_by_relation(owned, vocab.n_ids, r);
+        let (runs_at, runs) = runs_by_relation(&owned, r);
         edges.sort_unstable();
         edges.dedup();
         reps.sort_unstable();
@@ -475,33 +478,14 @@ impl Walk {
     }
 }
 
-/// `(token id, relation)` pairs (ids below `n_ids`, each once) as runs of
-/// consecutive ids of one relation, grouped by relation (`r` of them) and
-/// ascending within one: offsets and runs `start..end` as [`csr`] gives
-/// them. Few pairs are sorted; many are placed in an array by id.
-fn runs_by_relation(
-    mut owned: Vec<(u32, u32)>,
-    n_ids: usize,
-    r: usize,
-) -> (Vec<u32>, Vec<(u32, u32)>) {
-    if owned.len().saturating_mul(16) < n_ids {
-        owned.sort_unstable();
-    } else {
-        let mut rel_of = vec![ROOT; n_ids];
-        for &(t, x) in &owned {
-            rel_of[t as usize] = x;
-        }
-        owned.clear();
-        owned.extend(
-            rel_of
-                .iter()
-                .enumerate()
-                .filter(|&(_, &x)| x != ROOT)
-                .map(|(t, &x)| (t as u32, x)),
-        );
-    }
+/// Token ids by relation (`owned[t]`: the relation of id `t` plus one, 0
+/// for none) as runs of consecutive ids of one relation, grouped by
+/// relation (`r` of them) and ascending within one: offsets and runs
+/// `start..end` as [`csr`] gives them.
+fn runs_by_relation(owned: &[u32], r: usize) -> (Vec<u32>, Vec<(u32, u32)>) {
     let mut runs: Vec<(u32, (u32, u32))> = Vec::new();
-    for (t, x) in owned {
+    for (t, x) in owned.iter().enumerate().filter(|&(_, &x)| x > 0) {
+        let (t, x) = (t as u32, x - 1);
         match runs.last_mut() {
             Some((y, (_, end))) if *y == x && *end == t => *end += 1,
             _ => runs.push((x, (t, t + 1))),
@@ -1354,22 +1338,23 @@ impl<'c> Insertion<'c> {
         let mut relations = Relations::new(lx, &start);
         let mut rel_at: Vec<u32> = vec![0; max_depth + 1];
         let mut ok_of: Vec<u8> = vec![u8::from(empty_ok)];
-        let mut path: Vec<u8> = Vec::with_capacity(max_depth);
+        let mut path: Vec<u8> = vec![0; max_depth];
+        let (depth, byte, end) = (&vocab.depth[..n], &vocab.byte[..n], &vocab.end[..n]);
+        let (at, ids) = (&vocab.at[..=n], &vocab.ids[..]);
         let mut k = 0;
         while k < n {
-            let d = vocab.depth[k] as usize;
+            let d = depth[k] as usize;
             if d > 0 {
-                let x = relations.child(lx, &mut self.point, rel_at[d - 1], vocab.byte[k]);
+                let x = relations.child(lx, &mut self.point, rel_at[d - 1], byte[k]);
                 if x == DEAD {
                     self.stats.dead += 1;
-                    k = vocab.end[k] as usize;
+                    k = end[k] as usize;
                     continue;
                 }
                 rel_at[d] = x;
-                path.truncate(d - 1);
-                path.push(vocab.byte[k]);
+                path[d - 1] = byte[k];
             }
-            let toks = vocab.tokens(k);
+            let toks = &ids[at[k] as usize..at[k + 1] as usize];
             if !toks.is_empty() {
                 let x = rel_at[d] as usize;
                 if d > 0 {
@@ -1379,7 +1364,7 @@ impl<'c> Insertion<'c> {
                     ok_of.resize(relations.len(), 2);
                 }
                 if ok_of[x] == 2 {
-                    ok_of[x] = u8::from(self.verdict(relations.rows(x as u32), &path)?);
+                    ok_of[x] = u8::from(self.verdict(relations.rows(x as u32), &path[..d])?);
                 }
                 let ok = ok_of[x] == 1;
                 for &id in toks {
