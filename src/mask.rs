@@ -365,8 +365,8 @@ impl Walk {
         let mut rel_at: Vec<u32> = vec![0; max_depth + 1];
         let mut near: Vec<u32> = vec![ROOT; max_depth + 1];
         let mut path: Vec<u8> = vec![0; max_depth];
-        // Per token id: its node's relation plus one (0: none yet).
-        let mut owned: Vec<u32> = vec![0; vocab.n_ids];
+        // `(token id, its node's relation)` of the nodes with tokens.
+        let mut owned: Vec<(u32, u32)> = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut nodes: Vec<u32> = Vec::new();
         let mut reps: Vec<(u32, Vec<u8>)> = Vec::new();
@@ -400,9 +400,7 @@ impl Walk {
                         reps.push((id, path[..d].to_vec()));
                     }
                     nodes[id as usize] += 1;
-                    for &t in toks {
-                        owned[t as usize] = id + 1;
-                    }
+                    owned.extend(toks.iter().map(|&t| (t, id)));
                     near[d] = id;
                 }
             }
@@ -426,7 +424,7 @@ impl Walk {
             })
             .collect();
         // By relation, in trie order within one (a counting sort).
-        let (runs_at, runs) = runs_by_relation(&owned, r);
+        let (runs_at, runs) = runs_by_relation(owned, vocab.n_ids, r);
         edges.sort_unstable();
         edges.dedup();
         reps.sort_unstable();
@@ -478,14 +476,33 @@ impl Walk {
     }
 }
 
-/// Token ids by relation (`owned[t]`: the relation of id `t` plus one, 0
-/// for none) as runs of consecutive ids of one relation, grouped by
-/// relation (`r` of them) and ascending within one: offsets and runs
-/// `start..end` as [`csr`] gives them.
-fn runs_by_relation(owned: &[u32], r: usize) -> (Vec<u32>, Vec<(u32, u32)>) {
+/// `(token id, relation)` pairs (ids below `n_ids`, each once) as runs of
+/// consecutive ids of one relation, grouped by relation (`r` of them) and
+/// ascending within one: offsets and runs `start..end` as [`csr`] gives
+/// them. Few pairs are sorted; many are placed in an array by id.
+fn runs_by_relation(
+    mut owned: Vec<(u32, u32)>,
+    n_ids: usize,
+    r: usize,
+) -> (Vec<u32>, Vec<(u32, u32)>) {
+    if owned.len().saturating_mul(16) < n_ids {
+        owned.sort_unstable();
+    } else {
+        let mut rel_of = vec![ROOT; n_ids];
+        for &(t, x) in &owned {
+            rel_of[t as usize] = x;
+        }
+        owned.clear();
+        owned.extend(
+            rel_of
+                .iter()
+                .enumerate()
+                .filter(|&(_, &x)| x != ROOT)
+                .map(|(t, &x)| (t as u32, x)),
+        );
+    }
     let mut runs: Vec<(u32, (u32, u32))> = Vec::new();
-    for (t, x) in owned.iter().enumerate().filter(|&(_, &x)| x > 0) {
-        let (t, x) = (t as u32, x - 1);
+    for (t, x) in owned {
         match runs.last_mut() {
             Some((y, (_, end))) if *y == x && *end == t => *end += 1,
             _ => runs.push((x, (t, t + 1))),
