@@ -207,10 +207,15 @@ impl Clone for Vocabulary {
 /// No relation: the root, as the nearest ancestor with tokens.
 const ROOT: u32 = u32::MAX;
 
-/// Walks kept per vocabulary: at most this many (each holds at most two
-/// words per token whose lexing lives, as runs: up to 1.2 MB for Qwen2's
-/// 151,667, far less inside a string).
-const MAX_WALKS: usize = 32;
+/// Walks kept per vocabulary: at most this many, and at most
+/// [`MAX_WALK_BYTES`] in all, the least recently used going first.
+const MAX_WALKS: usize = 512;
+
+/// The heap bytes of the walks kept per vocabulary, at most (Qwen2's
+/// 151,667 tokens: a C++ walk holds 0.7–1 MB, a JSON one 0.03–0.07 MB).
+/// A C++ autoregressive loop over 300 regions met 77 sets of lexer states
+/// with walks; 32 walks kept (the cap before) rebuilt 171 of them.
+const MAX_WALK_BYTES: usize = 96 << 20;
 
 /// The distinct lexing relations of a vocabulary's trie nodes, read from
 /// one set of lexer states (an insertion point's `l₀`s) by one lexer, with
@@ -260,6 +265,8 @@ struct Walks {
     /// The walks kept and when each was last used (by `clock`).
     walks: FxMap<WalkKey, (Arc<Walk>, u64)>,
     clock: u64,
+    /// The heap bytes of the walks kept ([`Walk::heap_bytes`]).
+    bytes: usize,
 }
 
 /// A relation's successor not computed yet ([`Relations::next`]).
@@ -457,6 +464,31 @@ impl Walk {
         }
     }
 
+    /// About the heap bytes the walk holds (what the vocabulary's cache of
+    /// walks counts).
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let rows: usize = self
+            .rels
+            .iter()
+            .map(|rows| {
+                size_of::<Vec<(u32, Vec<u32>, u32)>>()
+                    + rows
+                        .iter()
+                        .map(|(_, sets, _)| size_of::<(u32, Vec<u32>, u32)>() + 4 * sets.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        rows + 8 * self.runs.len()
+            + self.bytes.len()
+            + 4 * (self.runs_at.len()
+                + self.bytes_at.len()
+                + self.nodes.len()
+                + self.roots.len()
+                + self.kids_at.len()
+                + self.kids.len())
+    }
+
     /// The token ids of relation `r`'s nodes (the root's excepted), as
     /// ascending runs `start..end`.
     fn runs(&self, r: u32) -> &[(u32, u32)] {
@@ -555,20 +587,25 @@ impl Vocabulary {
             }
         }
         let walk = Arc::new(Walk::build(lx, point, self));
+        let size = walk.heap_bytes();
         let mut w = self.walks.lock().unwrap_or_else(PoisonError::into_inner);
-        if w.walks.len() >= MAX_WALKS {
+        while !w.walks.is_empty() && (w.walks.len() >= MAX_WALKS || w.bytes + size > MAX_WALK_BYTES)
+        {
             // The least recently used goes.
             let oldest = w
                 .walks
                 .iter()
                 .min_by_key(|(_, (_, used))| *used)
                 .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                w.walks.remove(&k);
+            if let Some((gone, _)) = oldest.and_then(|k| w.walks.remove(&k)) {
+                w.bytes -= gone.heap_bytes();
             }
         }
         let now = w.clock;
-        w.walks.insert(key, (walk.clone(), now));
+        w.bytes += size;
+        if let Some((old, _)) = w.walks.insert(key, (walk.clone(), now)) {
+            w.bytes -= old.heap_bytes();
+        }
         Some(walk)
     }
 }

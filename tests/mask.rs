@@ -715,7 +715,9 @@ fn qwen2_vocabulary_mask_cost() {
     // the document (a diffusion canvas's position before committed text)
     // instead of before a hole of 8 bytes and the rest; CDIFF_MASK_LOOP=only:
     // the autoregressive loop alone, =skip: the masks at fresh points alone
-    // (for profiling either).
+    // (for profiling either); CDIFF_MASK_REGIONS=N: N regions in the loop
+    // (the points, at most 30; a long run shows the loop once the
+    // vocabulary keeps walks for most lexer states).
     let before_text = std::env::var("CDIFF_MASK_RIGHT").is_ok_and(|v| v == "text");
     let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
     let loop_only = std::env::var("CDIFF_MASK_LOOP").is_ok_and(|v| v == "only");
@@ -724,6 +726,10 @@ fn qwen2_vocabulary_mask_cost() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(30);
+    let regions: usize = std::env::var("CDIFF_MASK_REGIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(points.min(30));
     for (name, g, docs) in cases {
         if !only.is_empty() && only != name {
             continue;
@@ -784,7 +790,7 @@ fn qwen2_vocabulary_mask_cost() {
         let (mut loop_checks, mut loop_implied, mut loop_kept) =
             (Vec::new(), Vec::new(), Vec::new());
         let mut rng = SplitMix64::new(11);
-        for _ in 0..points.min(30) {
+        for _ in 0..regions {
             let doc = &docs[rng.below(docs.len() as u64) as usize];
             let at = rng.below(doc.len() as u64 / 2 + 1) as usize;
             let end = (at + 48).min(doc.len());
