@@ -35,7 +35,8 @@
 //!   the trie was the whole cost (Qwen2 vocabulary, JSON: p90 2.5 → 0.4
 //!   ms, median 0.4 → 0.19–0.20 ms with the ids set by runs; C++ median
 //!   11.9 → 9–10 ms; building a walk costs 0.3–6 ms, once per set of
-//!   lexer states, 32 kept, least recently used first out).
+//!   lexer states; walks are kept up to 96 MiB, least recently used first
+//!   out).
 //! * **The chart of `left`, once.** When `left` has no hole (every step of
 //!   autoregressive infilling), or a few holes but ends in fixed text (a
 //!   diffusion canvas where a position keeps being refused), a new
