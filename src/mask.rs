@@ -276,6 +276,12 @@ const UNSEEN: u32 = u32::MAX - 1;
 /// Every lexing died ([`Relations::child`]).
 const DEAD: u32 = u32::MAX;
 
+/// Entries of a walk's table of successors, at most (16 MiB): relations
+/// met past it step the lexer at every node, so a lexer with very many
+/// byte classes and relations costs time, not memory (C++ over Qwen2:
+/// about 4,700 relations × 100 classes).
+const MAX_SUCCESSORS: usize = 1 << 22;
+
 /// The relations met by one walk of a vocabulary's trie from one point,
 /// each a distinct set of rows interned once (relation 0: the empty
 /// insertion's), and the successor of each relation on each byte class
@@ -293,9 +299,11 @@ struct Relations {
     at: Vec<u32>,
     ids: FxMap<Box<[Row]>, u32>,
     /// `next[r * n_classes + c]`: the relation after relation `r` reads a
-    /// byte of class `c` (`UNSEEN`, or `DEAD` when every lexing dies).
+    /// byte of class `c` (`UNSEEN`, or `DEAD` when every lexing dies), for
+    /// the relations met before the table reached `max_next` entries.
     next: Vec<u32>,
     n_classes: usize,
+    max_next: usize,
     /// Scratch for a step.
     out: Vec<Row>,
 }
@@ -303,12 +311,18 @@ struct Relations {
 impl Relations {
     /// Relation 0 only: `start`'s rows.
     fn new(lx: &crate::lexer::Lexer, start: &[Row]) -> Relations {
+        Relations::with_table(lx, start, MAX_SUCCESSORS)
+    }
+
+    /// [`Relations::new`] with a table of at most `max_next` successors.
+    fn with_table(lx: &crate::lexer::Lexer, start: &[Row], max_next: usize) -> Relations {
         let mut rel = Relations {
             rows: Vec::new(),
             at: vec![0],
             ids: FxMap::default(),
             next: Vec::new(),
             n_classes: lx.n_classes(),
+            max_next,
             out: Vec::new(),
         };
         rel.intern(start);
@@ -334,7 +348,13 @@ impl Relations {
         self.ids.insert(rows.into(), r);
         self.rows.extend_from_slice(rows);
         self.at.push(self.rows.len() as u32);
-        self.next.resize(self.next.len() + self.n_classes, UNSEEN);
+        // Once full, the table takes no relation after: a relation has a
+        // row of it iff its id is below `next.len() / n_classes`.
+        if self.next.len() + self.n_classes <= self.max_next
+            && self.next.len() == r as usize * self.n_classes
+        {
+            self.next.resize(self.next.len() + self.n_classes, UNSEEN);
+        }
         r
     }
 
@@ -342,9 +362,9 @@ impl Relations {
     /// lexing dies), stepped by `point` the first time.
     fn child(&mut self, lx: &crate::lexer::Lexer, point: &mut Point, r: u32, b: u8) -> u32 {
         let at = r as usize * self.n_classes + lx.class(b);
-        let x = self.next[at];
-        if x != UNSEEN {
-            return x;
+        match self.next.get(at) {
+            Some(&x) if x != UNSEEN => return x,
+            _ => {}
         }
         let mut out = std::mem::take(&mut self.out);
         point.step(lx, self.rows(r), b, &mut out);
@@ -353,7 +373,9 @@ impl Relations {
             false => self.intern(&out),
         };
         self.out = out;
-        self.next[at] = x;
+        if let Some(slot) = self.next.get_mut(at) {
+            *slot = x;
+        }
         x
     }
 }
@@ -2148,4 +2170,58 @@ fn frontier_of(at: &[(u32, u32)], l0: u32) -> impl Iterator<Item = u32> + '_ {
         .iter()
         .take_while(move |&&(l, _)| l == l0)
         .map(|&(_, s)| s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Grammar;
+
+    /// Relations met after a walk's table of successors is full step the
+    /// lexer at every node, with the answers of the table.
+    #[test]
+    fn relations_past_the_successor_table_step_alike() {
+        let g = Grammar::from_lark(
+            r#"
+            start: (KW | ID | NUM)*
+            KW: "if"
+            ID: /[a-z]+/
+            NUM: /[0-9]+/
+            %ignore " "
+            "#,
+            None,
+        )
+        .unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let ins = Insertion::new(&c, &Partial::new().text("i"), &Partial::new().hole()).unwrap();
+        let lx = c.lexer();
+        let mut start = Vec::new();
+        ins.point.start(&mut start);
+        let (mut p_full, mut p_capped) = (ins.point.clone(), ins.point.clone());
+        let mut full = Relations::new(lx, &start);
+        let mut capped = Relations::with_table(lx, &start, 2 * lx.n_classes());
+        // Every string of up to 5 bytes over the alphabet, twice over
+        // (the second time from the tables).
+        for _ in 0..2 {
+            let mut stack = vec![(0u32, 0u32, 0)];
+            while let Some((a, b, depth)) = stack.pop() {
+                assert_eq!(a, b);
+                assert_eq!(full.rows(a), capped.rows(b));
+                if depth == 5 {
+                    continue;
+                }
+                for &byte in b"if 1x" {
+                    let x = full.child(lx, &mut p_full, a, byte);
+                    let y = capped.child(lx, &mut p_capped, b, byte);
+                    assert_eq!(x == DEAD, y == DEAD);
+                    if x != DEAD {
+                        stack.push((x, y, depth + 1));
+                    }
+                }
+            }
+        }
+        assert!(capped.len() > 2, "the cap was not reached");
+        assert_eq!(capped.next.len(), 2 * lx.n_classes());
+        assert_eq!(full.next.len(), full.len() * lx.n_classes());
+    }
 }
