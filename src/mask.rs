@@ -263,8 +263,9 @@ type WalkKey = (u64, Box<[u32]>);
 struct Walks {
     /// Start states seen once: a walk is built the second time.
     seen: FxSet<WalkKey>,
-    /// The walks kept and when each was last used (by `clock`).
-    walks: FxMap<WalkKey, (Arc<Walk>, u64)>,
+    /// The walks kept, when each was last used (by `clock`) and its heap
+    /// bytes ([`Walk::heap_bytes`]).
+    walks: FxMap<WalkKey, (Arc<Walk>, u64, usize)>,
     clock: u64,
     /// The heap bytes of the walks kept ([`Walk::heap_bytes`]).
     bytes: usize,
@@ -380,6 +381,55 @@ impl Relations {
     }
 }
 
+/// Where a preorder walk of a vocabulary's trie stands: the relation of
+/// each node on the path from the root (by depth) and the path's bytes.
+/// Both walks (a kept walk's build, a mask's direct walk) enter nodes
+/// through it.
+struct TriePath {
+    relations: Relations,
+    rel_at: Vec<u32>,
+    bytes: Vec<u8>,
+}
+
+impl TriePath {
+    /// At the root, whose relation (0) is `start`.
+    fn new(lx: &crate::lexer::Lexer, start: &[Row], max_depth: usize) -> TriePath {
+        TriePath {
+            relations: Relations::new(lx, start),
+            rel_at: vec![0; max_depth + 1],
+            bytes: vec![0; max_depth],
+        }
+    }
+
+    /// Enters a node at depth `d` by byte `b` (below the node entered last
+    /// at depth `d - 1`; the root at 0): its relation, `None` when every
+    /// lexing dies there (and in its subtree).
+    #[inline]
+    fn enter(
+        &mut self,
+        lx: &crate::lexer::Lexer,
+        point: &mut Point,
+        d: usize,
+        b: u8,
+    ) -> Option<u32> {
+        if d == 0 {
+            return Some(self.rel_at[0]);
+        }
+        let x = self.relations.child(lx, point, self.rel_at[d - 1], b);
+        if x == DEAD {
+            return None;
+        }
+        self.rel_at[d] = x;
+        self.bytes[d - 1] = b;
+        Some(x)
+    }
+
+    /// The bytes of the path to the node entered last at depth `d`.
+    fn bytes(&self, d: usize) -> &[u8] {
+        &self.bytes[..d]
+    }
+}
+
 impl Walk {
     /// The walk from the states of `point`: every node's relation, once.
     fn build(lx: &crate::lexer::Lexer, point: &Point, vocab: &Vocabulary) -> Walk {
@@ -388,13 +438,10 @@ impl Walk {
         let max_depth = vocab.max_depth;
         let mut start = Vec::new();
         point.start(&mut start);
-        let mut relations = Relations::new(lx, &start);
-        // Per depth: the relation of the node on the path there; the
-        // relation of the nearest node with tokens on the path so far
-        // (ROOT: none but the root); the path's bytes.
-        let mut rel_at: Vec<u32> = vec![0; max_depth + 1];
+        let mut path = TriePath::new(lx, &start, max_depth);
+        // Per depth: the relation of the nearest node with tokens on the
+        // path so far (ROOT: none but the root).
         let mut near: Vec<u32> = vec![ROOT; max_depth + 1];
-        let mut path: Vec<u8> = vec![0; max_depth];
         // `(token id, its node's relation)` of the nodes with tokens.
         let mut owned: Vec<(u32, u32)> = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -405,16 +452,10 @@ impl Walk {
         let mut k = 0;
         while k < n {
             let d = depth[k] as usize;
-            if d > 0 {
-                let x = relations.child(lx, &mut point, rel_at[d - 1], byte[k]);
-                if x == DEAD {
-                    k = end[k] as usize;
-                    continue;
-                }
-                rel_at[d] = x;
-                path[d - 1] = byte[k];
-            }
-            let id = rel_at[d];
+            let Some(id) = path.enter(lx, &mut point, d, byte[k]) else {
+                k = end[k] as usize;
+                continue;
+            };
             if d > 0 {
                 let p = near[d - 1];
                 near[d] = p;
@@ -424,10 +465,10 @@ impl Walk {
                         edges.push((p, id));
                     }
                     if nodes.len() <= id as usize {
-                        nodes.resize(relations.len(), 0);
+                        nodes.resize(path.relations.len(), 0);
                     }
                     if nodes[id as usize] == 0 {
-                        reps.push((id, path[..d].to_vec()));
+                        reps.push((id, path.bytes(d).to_vec()));
                     }
                     nodes[id as usize] += 1;
                     owned.extend(toks.iter().map(|&t| (t, id)));
@@ -436,6 +477,7 @@ impl Walk {
             }
             k += 1;
         }
+        let relations = path.relations;
         let r = relations.len();
         nodes.resize(r, 0);
         let mut sets = Vec::new();
@@ -598,7 +640,7 @@ impl Vocabulary {
             let mut w = self.walks.lock().unwrap_or_else(PoisonError::into_inner);
             w.clock += 1;
             let now = w.clock;
-            if let Some((walk, used)) = w.walks.get_mut(&key) {
+            if let Some((walk, used, _)) = w.walks.get_mut(&key) {
                 *used = now;
                 return Some(walk.clone());
             }
@@ -618,16 +660,16 @@ impl Vocabulary {
             let oldest = w
                 .walks
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, (_, used, _))| *used)
                 .map(|(k, _)| k.clone());
-            if let Some((gone, _)) = oldest.and_then(|k| w.walks.remove(&k)) {
-                w.bytes -= gone.heap_bytes();
+            if let Some((_, _, gone)) = oldest.and_then(|k| w.walks.remove(&k)) {
+                w.bytes -= gone;
             }
         }
         let now = w.clock;
         w.bytes += size;
-        if let Some((old, _)) = w.walks.insert(key, (walk.clone(), now)) {
-            w.bytes -= old.heap_bytes();
+        if let Some((_, _, old)) = w.walks.insert(key, (walk.clone(), now, size)) {
+            w.bytes -= old;
         }
         Some(walk)
     }
@@ -1412,36 +1454,30 @@ impl<'c> Insertion<'c> {
         }
         // The relation of each node on the path, and per relation its
         // answer (2: not asked yet).
-        let mut relations = Relations::new(lx, &start);
-        let mut rel_at: Vec<u32> = vec![0; max_depth + 1];
+        let mut path = TriePath::new(lx, &start, max_depth);
         let mut ok_of: Vec<u8> = vec![u8::from(empty_ok)];
-        let mut path: Vec<u8> = vec![0; max_depth];
         let (depth, byte, end) = (&vocab.depth[..n], &vocab.byte[..n], &vocab.end[..n]);
         let (at, ids) = (&vocab.at[..=n], &vocab.ids[..]);
         let mut k = 0;
         while k < n {
             let d = depth[k] as usize;
-            if d > 0 {
-                let x = relations.child(lx, &mut self.point, rel_at[d - 1], byte[k]);
-                if x == DEAD {
-                    self.stats.dead += 1;
-                    k = end[k] as usize;
-                    continue;
-                }
-                rel_at[d] = x;
-                path[d - 1] = byte[k];
-            }
+            let Some(x) = path.enter(lx, &mut self.point, d, byte[k]) else {
+                self.stats.dead += 1;
+                k = end[k] as usize;
+                continue;
+            };
             let toks = &ids[at[k] as usize..at[k + 1] as usize];
             if !toks.is_empty() {
-                let x = rel_at[d] as usize;
+                let x = x as usize;
                 if d > 0 {
                     self.stats.queries += 1;
                 }
                 if ok_of.len() <= x {
-                    ok_of.resize(relations.len(), 2);
+                    ok_of.resize(path.relations.len(), 2);
                 }
                 if ok_of[x] == 2 {
-                    ok_of[x] = u8::from(self.verdict(relations.rows(x as u32), &path[..d])?);
+                    let rows = path.relations.rows(x as u32);
+                    ok_of[x] = u8::from(self.verdict(rows, path.bytes(d))?);
                 }
                 let ok = ok_of[x] == 1;
                 for &id in toks {
