@@ -298,7 +298,11 @@ struct Relations {
     /// The rows of relation `r`: `rows[at[r]..at[r + 1]]`.
     rows: Vec<Row>,
     at: Vec<u32>,
-    ids: FxMap<Box<[Row]>, u32>,
+    /// The first relation whose rows hash to a value; `same[r]`: the next
+    /// relation after `r` with the same hash (`DEAD`: none). The rows are
+    /// stored once, in `rows`.
+    by_hash: FxMap<u64, u32>,
+    same: Vec<u32>,
     /// `next[r * n_classes + c]`: the relation after relation `r` reads a
     /// byte of class `c` (`UNSEEN`, or `DEAD` when every lexing dies), for
     /// the relations met before the table reached `max_next` entries.
@@ -320,7 +324,8 @@ impl Relations {
         let mut rel = Relations {
             rows: Vec::new(),
             at: vec![0],
-            ids: FxMap::default(),
+            by_hash: FxMap::default(),
+            same: Vec::new(),
             next: Vec::new(),
             n_classes: lx.n_classes(),
             max_next,
@@ -342,11 +347,24 @@ impl Relations {
 
     /// The id of relation `rows` (new ones numbered in the order met).
     fn intern(&mut self, rows: &[Row]) -> u32 {
-        if let Some(&r) = self.ids.get(rows) {
-            return r;
+        use std::hash::Hasher;
+        let mut h = crate::hash::FxHasher::default();
+        for &(i, seq, l) in rows {
+            h.write_u64(u64::from(i) << 32 | u64::from(seq));
+            h.write_u32(l);
+        }
+        let h = h.finish();
+        let first = self.by_hash.get(&h).copied().unwrap_or(DEAD);
+        let mut r = first;
+        while r != DEAD {
+            if self.rows(r) == rows {
+                return r;
+            }
+            r = self.same[r as usize];
         }
         let r = self.len() as u32;
-        self.ids.insert(rows.into(), r);
+        self.by_hash.insert(h, r);
+        self.same.push(first);
         self.rows.extend_from_slice(rows);
         self.at.push(self.rows.len() as u32);
         // Once full, the table takes no relation after: a relation has a
@@ -361,12 +379,27 @@ impl Relations {
 
     /// The relation after relation `r` reads byte `b` (`DEAD` when every
     /// lexing dies), stepped by `point` the first time.
+    #[inline(always)]
     fn child(&mut self, lx: &crate::lexer::Lexer, point: &mut Point, r: u32, b: u8) -> u32 {
         let at = r as usize * self.n_classes + lx.class(b);
         match self.next.get(at) {
-            Some(&x) if x != UNSEEN => return x,
-            _ => {}
+            Some(&x) if x != UNSEEN => x,
+            _ => self.stepped(lx, point, r, b, at),
         }
+    }
+
+    /// [`Relations::child`] the first time (or past the table): `point`
+    /// steps relation `r`'s rows by `b`, and the table's slot `at` (if it
+    /// has one) remembers the relation they become.
+    #[inline(never)]
+    fn stepped(
+        &mut self,
+        lx: &crate::lexer::Lexer,
+        point: &mut Point,
+        r: u32,
+        b: u8,
+        at: usize,
+    ) -> u32 {
         let mut out = std::mem::take(&mut self.out);
         point.step(lx, self.rows(r), b, &mut out);
         let x = match out.is_empty() {
@@ -404,7 +437,7 @@ impl TriePath {
     /// Enters a node at depth `d` by byte `b` (below the node entered last
     /// at depth `d - 1`; the root at 0): its relation, `None` when every
     /// lexing dies there (and in its subtree).
-    #[inline]
+    #[inline(always)]
     fn enter(
         &mut self,
         lx: &crate::lexer::Lexer,
