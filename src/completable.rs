@@ -6,6 +6,7 @@ use crate::grammar::{Cfg, Grammar};
 use crate::intersect::{Base, Entering, Growth, Intersector, Order, Seed, Tail};
 use crate::lexer::{fills_for, Frontier, HoleCache, Lexer, TokenNfa, DEFAULT_LEXER_LIMIT};
 use crate::partial::{Partial, Segment};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Work the search may spend past its first derivation, on top of the
 /// multiple [`Config::witness_effort`], on a partial output with at most
@@ -216,6 +217,48 @@ pub struct Constraint {
     search: Intersector,
     config: Config,
     holes: HoleCache,
+    /// The lexer states insertion points read the text after them from
+    /// (see [`Constraint::tail_starts`]).
+    tail_starts: LearnedStates,
+}
+
+/// A set of lexer states that only grows, shared by the threads that use
+/// one constraint (a bit per state).
+#[derive(Debug)]
+struct LearnedStates(Vec<AtomicU64>);
+
+impl LearnedStates {
+    /// The empty set of states below `n`.
+    fn new(n: usize) -> LearnedStates {
+        LearnedStates((0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    /// Adds `l` (states past the set's size are not kept).
+    fn insert(&self, l: u32) {
+        if let Some(w) = self.0.get(l as usize / 64) {
+            let bit = 1u64 << (l % 64);
+            if w.load(Relaxed) & bit == 0 {
+                w.fetch_or(bit, Relaxed);
+            }
+        }
+    }
+
+    /// The states, ascending.
+    fn to_vec(&self) -> Vec<u32> {
+        let words: Vec<u64> = self.0.iter().map(|w| w.load(Relaxed)).collect();
+        crate::lexer::ones(&words).collect()
+    }
+}
+
+impl Clone for LearnedStates {
+    fn clone(&self) -> LearnedStates {
+        LearnedStates(
+            self.0
+                .iter()
+                .map(|w| AtomicU64::new(w.load(Relaxed)))
+                .collect(),
+        )
+    }
 }
 
 impl Constraint {
@@ -235,6 +278,7 @@ impl Constraint {
         let cfg = Cfg::from_grammar(grammar)?;
         let lexer = Lexer::new(grammar, config.lexer_states)?;
         let search = Intersector::new(&cfg);
+        let lexer_len = lexer.len();
         Ok(Constraint {
             grammar: grammar.clone(),
             cfg,
@@ -242,6 +286,7 @@ impl Constraint {
             search,
             config,
             holes: HoleCache::default(),
+            tail_starts: LearnedStates::new(lexer_len),
         })
     }
 
@@ -314,11 +359,24 @@ impl Constraint {
         Ok((f, base))
     }
 
-    /// The automaton of `right` read from lexer state `l1` (a lexeme in
-    /// progress at its start).
+    /// Records that an insertion point read the text after it from lexer
+    /// state `l` (see [`Constraint::tail_starts`]).
+    pub(crate) fn note_tail_start(&self, l: u32) {
+        self.tail_starts.insert(l);
+    }
+
+    /// The lexer states insertion points of this constraint have read the
+    /// text after them from so far, ascending: what an insertion point
+    /// that expects many proposals makes that text's automaton for (see
+    /// the mask module's `tail_for`). Which states these are changes only
+    /// how much work a point does, never its answers.
+    pub(crate) fn tail_starts(&self) -> Vec<u32> {
+        self.tail_starts.to_vec()
+    }
+
     /// The automaton of `right` read from each lexer state of `starts` as
     /// a [`Tail`] (its chart kept across the checks that end in it), entry
-    /// `k` for `starts[k]`: one automaton and one chart for every state an
+    /// `k` for `starts[k]`: one automaton and one chart for the states an
     /// insertion may leave (from most of them `right` is read the same
     /// after a lexeme or two).
     pub(crate) fn suffix_tail(&self, right: &Partial, starts: &[u32]) -> Result<Tail> {

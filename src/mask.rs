@@ -60,9 +60,16 @@
 //!   they are made and searched once (about 7 automata and charts of
 //!   `right` per region of a C++ file before; `insertion_cost` on the 2.3
 //!   KB file, per proposal: 89–100 → 38 µs, functions 27 → 24 µs; C++
-//!   masks about a fifth faster). A point that expects few proposals
+//!   masks about a fifth faster). Its entries, not the text, are most of
+//!   an automaton's cost (C++ has 689 lexer states), and a point asks
+//!   for few of them (a region of the autoregressive loop 2–13, a fresh
+//!   mask 20–55, about 50–120 over a run), so it is made for the states
+//!   the constraint has learned points ask for, a state it was not made
+//!   for gets an automaton of its own (up to four), and only past those
+//!   is it made for every state; a point that expects few proposals
 //!   reads `right` from its first `l₁` alone until a second one comes
-//!   (see `tail_for`).
+//!   (see `tail_for`). `insertion_cost` per proposal: C++ functions
+//!   21.6–25.8 → 14.2–16.4 µs, the 2.3 KB file 36.7–43.4 → 32.1–34.9 µs.
 //! * **Rows that subsume each other.** When `right` starts with a hole,
 //!   a row `(l₀, τ, l₁)` allows what the hole allows from the lexer states
 //!   its bytes reach from `l₁` (`l₁`'s hole closure), and that grows with
@@ -827,6 +834,10 @@ pub struct InsertionStats {
     /// and `l₁` answered earlier
     /// (at this point or an earlier one), instead of a search.
     pub rows_kept: usize,
+    /// Automata of the text after the point made (each with its chart):
+    /// one for a point asked from one lexer state, more when a state they
+    /// were not made for is asked for (see `tail_for`).
+    pub tails: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -1709,7 +1720,14 @@ impl<'c> Insertion<'c> {
             }
             Some(Ends::Emits(set))
                 if {
-                    let (r, k) = tail_for(&mut pre.right, c, &self.right, lx.start, self.many)?;
+                    let (r, k) = tail_for(
+                        &mut pre.right,
+                        c,
+                        &self.right,
+                        lx.start,
+                        self.many,
+                        &mut self.stats,
+                    )?;
                     !r.accepts_empty(k)
                 } =>
             {
@@ -1718,7 +1736,14 @@ impl<'c> Insertion<'c> {
             }
             _ => (l1, None),
         };
-        let (r, k) = tail_for(&mut pre.right, c, &self.right, l1, self.many)?;
+        let (r, k) = tail_for(
+            &mut pre.right,
+            c,
+            &self.right,
+            l1,
+            self.many,
+            &mut self.stats,
+        )?;
         if r.is_empty(k) {
             return Ok(Some(false));
         }
@@ -2100,53 +2125,113 @@ impl Answered {
     }
 }
 
-/// The automaton of `right` with its kept chart, read from one lexer
-/// state or from all of them (see [`tail_for`]).
+/// The automata of `right` with their kept charts (see [`tail_for`]).
 #[derive(Debug)]
-enum Tails {
-    /// Read from this lexer state (entry 0).
-    One(u32, Tail),
-    /// Read from every lexer state (entry `l` for state `l`).
-    All(Tail),
+struct Tails {
+    /// Per lexer state, its entry in `main` (`NO_ENTRY`: not made for it).
+    entry_of: Vec<u32>,
+    /// Which states `main` was made for.
+    reach: Reach,
+    main: Tail,
+    /// Read from one lexer state each, for states `main` was not made for.
+    extra: Vec<(u32, Tail)>,
 }
 
+/// The lexer states the main automaton of a [`Tails`] was made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// The first one asked for.
+    One,
+    /// Those the constraint learned (see [`Constraint::tail_starts`]).
+    Learned,
+    /// Every lexer state.
+    Every,
+}
+
+/// No entry (see [`Tails::entry_of`]).
+const NO_ENTRY: u32 = u32::MAX;
+
+/// Automata of `right` read from one state a point keeps besides its main
+/// one before it makes the main one for every lexer state.
+const MAX_EXTRA_TAILS: usize = 4;
+
 /// The tail of `right` read from `l1` and its entry there, made on first
-/// use: read from every lexer state once a second state needs one or
-/// `all` says many will (a mask's walk, a point that moves), else from
-/// `l1` alone. An insertion point asked about a few proposals (a
-/// decoder's repeated tries at one place) mostly needs one state, and the
-/// automaton with every entry costs more to make and to search (C++:
-/// about 420 entry states).
+/// use. The main automaton is read from `l1` alone at first, unless `all`
+/// says many states will be asked (a mask's walk, a point that moves);
+/// when a second state is asked, or at once with `all`, from the states
+/// the constraint has learned insertion points ask for (every state asked
+/// so far). A state that one was not made for gets an automaton of its
+/// own (its chart searched apart), up to [`MAX_EXTRA_TAILS`]; past them,
+/// the main one is made again for every lexer state. The automaton's cost
+/// is mostly its entries (each a hole closure and an interned set of
+/// configurations, and the exits of each distinct hole set when `right`
+/// begins with a hole), not the text: C++ has 689 lexer states (about 420
+/// distinct entries), a region of the autoregressive loop asks for 2–13
+/// of them and a fresh mask for 20–55, from about 50–120 over a run.
 fn tail_for<'t>(
     tails: &'t mut Option<Tails>,
     c: &Constraint,
     right: &Partial,
     l1: u32,
     all: bool,
+    stats: &mut InsertionStats,
 ) -> Result<(&'t mut Tail, usize)> {
-    let every = match tails {
-        Some(Tails::All(_)) => false,
-        Some(Tails::One(l, _)) if *l == l1 && !all => false,
-        Some(Tails::One(..)) => {
-            *tails = None;
-            true
-        }
-        None => all,
+    c.note_tail_start(l1);
+    let n = c.lexer().len();
+    let (main_k, extra_i) = match tails.as_ref() {
+        Some(t) => (
+            t.entry_of.get(l1 as usize).copied().unwrap_or(NO_ENTRY),
+            t.extra.iter().position(|&(l, _)| l == l1),
+        ),
+        None => (NO_ENTRY, None),
     };
-    let made = match tails {
-        Some(t) => t,
-        None => tails.insert(match every {
-            true => {
-                let starts: Vec<u32> = (0..c.lexer().len() as u32).collect();
-                Tails::All(c.suffix_tail(right, &starts)?)
-            }
-            false => Tails::One(l1, c.suffix_tail(right, &[l1])?),
-        }),
+    let reach = tails.as_ref().map(|t| t.reach);
+    let extras = tails.as_ref().map_or(0, |t| t.extra.len());
+    let missing = || {
+        crate::error::Error::new(
+            crate::error::ErrorKind::Budget,
+            "the automaton of the text after this insertion point is missing",
+        )
     };
-    Ok(match made {
-        Tails::All(t) => (t, l1 as usize),
-        Tails::One(_, t) => (t, 0),
-    })
+    let hit = main_k != NO_ENTRY || extra_i.is_some();
+    if hit {
+        let t = tails.as_mut().ok_or_else(missing)?;
+        return Ok(match extra_i {
+            Some(i) => (&mut t.extra[i].1, 0),
+            None => (&mut t.main, main_k as usize),
+        });
+    }
+    if reach == Some(Reach::Learned) && extras < MAX_EXTRA_TAILS {
+        let tail = c.suffix_tail(right, &[l1])?;
+        stats.tails += 1;
+        let t = tails.as_mut().ok_or_else(missing)?;
+        t.extra.push((l1, tail));
+        let i = t.extra.len() - 1;
+        return Ok((&mut t.extra[i].1, 0));
+    }
+    let (reach, mut starts) = match (reach, all) {
+        (None, false) => (Reach::One, vec![l1]),
+        (None, true) | (Some(Reach::One), _) => (Reach::Learned, c.tail_starts()),
+        (Some(_), _) => (Reach::Every, (0..n as u32).collect()),
+    };
+    if let Err(k) = starts.binary_search(&l1) {
+        starts.insert(k, l1);
+    }
+    *tails = None;
+    let main = c.suffix_tail(right, &starts)?;
+    stats.tails += 1;
+    let mut entry_of = vec![NO_ENTRY; n.max(l1 as usize + 1)];
+    for (k, &l) in starts.iter().enumerate() {
+        entry_of[l as usize] = k as u32;
+    }
+    let t = tails.insert(Tails {
+        entry_of,
+        reach,
+        main,
+        extra: Vec::new(),
+    });
+    let k = t.entry_of[l1 as usize] as usize;
+    Ok((&mut t.main, k))
 }
 
 /// How the lexeme in progress in `l1` ends when it can only end where it

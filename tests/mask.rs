@@ -949,3 +949,42 @@ fn answers_after_running_out_of_budget_are_full_checks() {
         }
     }
 }
+
+/// The automaton of the text after a point is made for the lexer states
+/// the constraint learned, then once per state it was not made for, then
+/// for every state: whichever answers, every token is answered as a full
+/// check answers it, at the point that learns the states and at the
+/// points after it on the same constraint.
+#[test]
+fn tails_for_learned_states_answer_as_checks() {
+    let (_, rec) = common::cpp::compiled();
+    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
+        .into_iter()
+        .filter(|p| p.text.len() > 120)
+        .take(4)
+        .map(|p| p.text.into_bytes())
+        .collect();
+    let mut rng = SplitMix64::new(17);
+    let tokens = vocabulary(&docs, 400, &mut rng);
+    let vocab = Vocabulary::new(&tokens);
+    // Directly before the rest (where the lexer state an insertion leaves
+    // decides most answers), and before a hole and the rest; a constraint
+    // that has learned nothing yet for each.
+    for hole in [false, true] {
+        let c = Constraint::compile(&common::cpp::grammar()).unwrap();
+        let mut tails = Vec::new();
+        for doc in &docs {
+            let at = doc.len() / 2;
+            let left = Partial::new().text(&doc[..at]);
+            let right = match hole {
+                true => Partial::new().hole().text(&doc[at + 4..]),
+                false => Partial::new().text(&doc[at..]),
+            };
+            let (ins, _) = assert_mask_is_checks(&c, &left, &right, &tokens, &vocab);
+            tails.push(ins.stats().tails);
+        }
+        // The first point made its automaton for the one state learned,
+        // four of one state each, then one for every state.
+        assert!(tails[0] >= 6, "hole {hole}: tails made: {tails:?}");
+    }
+}
