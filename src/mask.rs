@@ -143,7 +143,11 @@
 //!   one's rows (see `KeptRows`). C++ masks in the autoregressive loop:
 //!   median 1.34 → 1.10 ms (the median of ten alternating runs in a slow
 //!   phase; the loop's instructions −2 %: the rows kept are those of the
-//!   cheaper masks).
+//!   cheaper masks). Only a point that moves or expects many proposals
+//!   ([`Insertion::advance`], [`Insertion::expecting_many`]) names its
+//!   frontier states: a diffusion decoder's points, which stay where they
+//!   are, paid more for the names than for their searches (a `dlm-cpp`
+//!   decode's constraint time 64 → 115 ms per sample).
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -893,6 +897,10 @@ pub struct Insertion<'c> {
     /// text after the point is read from every lexer state at once (see
     /// [`tail_for`]).
     many: bool,
+    /// The point moves, or was said to expect many proposals: rows
+    /// answered from the chart of `left` are kept by the names of their
+    /// frontier states for the points after it (see `KeptRows`).
+    keep_rows: bool,
     stats: InsertionStats,
 }
 
@@ -1312,6 +1320,7 @@ impl<'c> Insertion<'c> {
             last: None,
             seq: Vec::new(),
             many: false,
+            keep_rows: false,
             stats: InsertionStats::default(),
         })
     }
@@ -1349,12 +1358,13 @@ impl<'c> Insertion<'c> {
     /// The same point, told that it will answer many proposals (an
     /// autoregressive loop that [`advance`](Insertion::advance)s it, or
     /// masks): the automaton of the text after the point is then made at
-    /// once for every lexer state a token may end in, with one kept chart,
-    /// instead of for the first such state and again for all of them when a
-    /// second one comes (what a point asked about a few proposals needs).
-    /// Answers are the same either way; only the time differs
-    /// (`examples/insertion_cost.rs` on a 2.3 KB C++ file: 50–51 → 39–40
-    /// µs per proposal).
+    /// once for the lexer states the constraint has learned tokens end in,
+    /// with one kept chart, instead of for the first such state and again
+    /// when a second one comes (what a point asked about a few proposals
+    /// needs), and the rows it answers are kept for the points after it
+    /// (by the names of their frontier states). Answers are the same
+    /// either way; only the time differs (`examples/insertion_cost.rs` on a
+    /// 2.3 KB C++ file: 50–51 → 39–40 µs per proposal).
     ///
     /// ```
     /// use cdiff::mask::Insertion;
@@ -1370,6 +1380,7 @@ impl<'c> Insertion<'c> {
     /// ```
     pub fn expecting_many(mut self) -> Insertion<'c> {
         self.many = true;
+        self.keep_rows = true;
         self
     }
 
@@ -1439,6 +1450,7 @@ impl<'c> Insertion<'c> {
     /// over them) instead of being built again.
     pub fn advance(&mut self, bytes: &[u8]) {
         self.many = true;
+        self.keep_rows = true;
         let mut rows = std::mem::take(&mut self.rows);
         let mut next = std::mem::take(&mut self.next);
         self.point.start(&mut rows);
@@ -1672,6 +1684,16 @@ impl<'c> Insertion<'c> {
         };
         self.from.clear();
         self.from.extend(frontier_of(&pre.at, self.point.state(i)));
+        // A point that does not move (a diffusion decoder's tries and
+        // masks at one position) keeps no rows for later points: naming
+        // its frontier states cost it more than its searches (a `dlm-cpp`
+        // decode's constraint time 64 -> 115 ms per sample).
+        if !self.keep_rows {
+            let from = std::mem::take(&mut self.from);
+            let ok = self.row_searched(i, seq, l1, &from);
+            self.from = from;
+            return ok;
+        }
         let key = pre.rows.key(
             (self.constraint, &pre.base),
             &self.point,

@@ -796,7 +796,8 @@ fn qwen2_vocabulary_mask_cost() {
             let end = (at + 48).min(doc.len());
             let left = Partial::new().text(&doc[..at]);
             let right = Partial::new().hole().text(&doc[end..]);
-            let mut ins = Insertion::new(&c, &left, &right).unwrap();
+            // As autoregressive infilling makes its points.
+            let mut ins = Insertion::new(&c, &left, &right).unwrap().expecting_many();
             let ids = tok.encode(&doc[at..end]).unwrap();
             let bytes: Vec<u8> = ids
                 .iter()
