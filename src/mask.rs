@@ -1688,20 +1688,17 @@ impl<'c> Insertion<'c> {
         // masks at one position) keeps no rows for later points: naming
         // its frontier states cost it more than its searches (a `dlm-cpp`
         // decode's constraint time 64 -> 115 ms per sample).
-        if !self.keep_rows {
-            let from = std::mem::take(&mut self.from);
-            let ok = self.row_searched(i, seq, l1, &from);
-            self.from = from;
-            return ok;
-        }
-        let key = pre.rows.key(
-            (self.constraint, &pre.base),
-            &self.point,
-            seq,
-            &self.from,
-            l1,
-        );
-        if let Some(&ok) = pre.rows.answers.get(&key) {
+        let key = match self.keep_rows {
+            true => Some(pre.rows.key(
+                (self.constraint, &pre.base),
+                &self.point,
+                seq,
+                &self.from,
+                l1,
+            )),
+            false => None,
+        };
+        if let Some(&ok) = key.and_then(|key| pre.rows.answers.get(&key)) {
             self.stats.rows_kept += 1;
             return Ok(Some(ok));
         }
@@ -1709,7 +1706,7 @@ impl<'c> Insertion<'c> {
         let ok = self.row_searched(i, seq, l1, &from);
         self.from = from;
         let ok = ok?;
-        if let (Some(ok), Some(pre)) = (ok, self.prefix.as_deref_mut()) {
+        if let (Some(ok), Some(key), Some(pre)) = (ok, key, self.prefix.as_deref_mut()) {
             pre.rows.keep(key, ok);
         }
         Ok(ok)
