@@ -1,6 +1,7 @@
 //! The front door: is a partial output completable, and with what?
 
 use crate::budget::Budget;
+use crate::charts::{KeptChart, KeptCharts};
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
 use crate::intersect::{Base, Entering, Growth, Intersector, Order, Seed, Tail};
@@ -135,6 +136,14 @@ pub struct Config {
     /// [`crate::memory::CountingAlloc`] (the `cdiff` binary does); see
     /// [`crate::memory`].
     pub max_memory: Option<usize>,
+    /// Bytes of the charts of texts before insertion points
+    /// ([`crate::mask::Insertion`]) a constraint keeps for later points
+    /// whose text before them starts with one (the regions of one file
+    /// filled one after the other, a template run again): such a point
+    /// grows the kept chart by the rest of its text instead of parsing it
+    /// all. Default 64 MiB; 0 keeps none. Answers do not depend on it,
+    /// only the work does.
+    pub kept_charts: usize,
 }
 
 impl Default for Config {
@@ -151,6 +160,7 @@ impl Default for Config {
             canvas_witness_effort: 0,
             long_search_per_state: 250,
             count_swallowed: true,
+            kept_charts: 64 << 20,
         }
     }
 }
@@ -220,6 +230,8 @@ pub struct Constraint {
     /// The lexer states insertion points read the text after them from
     /// (see [`Constraint::tail_starts`]).
     tail_starts: LearnedStates,
+    /// Charts of texts before insertion points (see [`crate::charts`]).
+    charts: KeptCharts,
 }
 
 /// A set of lexer states that only grows, shared by the threads that use
@@ -287,6 +299,7 @@ impl Constraint {
             config,
             holes: HoleCache::default(),
             tail_starts: LearnedStates::new(lexer_len),
+            charts: KeptCharts::default(),
         })
     }
 
@@ -357,6 +370,23 @@ impl Constraint {
         let frontier: Vec<u32> = f.at.iter().map(|&(_, s)| s).collect();
         let base = self.search.base(&f.nfa, &frontier, &mut budget)?;
         Ok((f, base))
+    }
+
+    /// The kept chart of the longest fixed text `left` starts with (see
+    /// [`crate::charts`]).
+    pub(crate) fn kept_chart(&self, left: &[u8]) -> Option<KeptChart> {
+        match self.config.kept_charts {
+            0 => None,
+            _ => self.charts.longest_prefix_of(left),
+        }
+    }
+
+    /// Keeps the chart of a fixed text before an insertion point for later
+    /// points (see [`crate::charts`]).
+    pub(crate) fn keep_chart(&self, chart: KeptChart) {
+        if self.config.kept_charts > 0 {
+            self.charts.keep(chart, self.config.kept_charts);
+        }
     }
 
     /// Records that an insertion point read the text after it from lexer

@@ -40,6 +40,7 @@ fn small() -> Config {
         canvas_witness_effort: 0,
         long_search_per_state: 250,
         count_swallowed: true,
+        kept_charts: 1 << 20,
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod automata;
 mod budget;
+mod charts;
 mod completable;
 #[cfg(feature = "models")]
 pub mod decode;

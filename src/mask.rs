@@ -163,6 +163,7 @@
 //! it never re-parses its prefix either: the chart of a whole text is
 //! built once, token by token.
 
+use crate::charts::KeptChart;
 use crate::completable::{Constraint, FEW_HOLES};
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
@@ -842,6 +843,10 @@ pub struct InsertionStats {
     /// one for a point asked from one lexer state, more when a state they
     /// were not made for is asked for (see `tail_for`).
     pub tails: usize,
+    /// Charts of the text before the point grown from a chart the
+    /// constraint kept for a text this one starts with (an earlier point's,
+    /// see [`crate::Config::kept_charts`]) instead of built from the start.
+    pub kept_charts: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -901,6 +906,10 @@ pub struct Insertion<'c> {
     /// answered from the chart of `left` are kept by the names of their
     /// frontier states for the points after it (see `KeptRows`).
     keep_rows: bool,
+    /// The chart of `left` grew since it was built or taken from the
+    /// constraint's kept charts: it is kept when the point is dropped (see
+    /// [`crate::charts`]).
+    moved: bool,
     stats: InsertionStats,
 }
 
@@ -1275,6 +1284,49 @@ struct Answered {
 /// identifier states of a C++ mask, few enough that comparing stays cheap.
 const ANSWERED_PER_KEY: usize = 32;
 
+impl Prefix {
+    /// The chart `base` of `left` with frontier states `at`, nothing
+    /// searched from it yet.
+    fn new(at: Vec<(u32, u32)>, base: Base) -> Prefix {
+        Prefix {
+            at,
+            base,
+            right: None,
+            grown: FxMap::default(),
+            rows: KeptRows::default(),
+        }
+    }
+}
+
+/// The bytes of `p` if it is fixed text (no hole).
+fn fixed_text(p: &Partial) -> Option<&[u8]> {
+    match p.segments() {
+        [] => Some(&[]),
+        [Segment::Text(bytes)] => Some(bytes),
+        _ => None,
+    }
+}
+
+impl Drop for Insertion<'_> {
+    /// A point that moved keeps the chart of its text for later points
+    /// (see [`crate::Config::kept_charts`]).
+    fn drop(&mut self) {
+        if !self.moved {
+            return;
+        }
+        if let Some(pre) = self.prefix.take() {
+            if let Some(text) = fixed_text(&self.left) {
+                self.constraint.keep_chart(KeptChart {
+                    text: Arc::from(text),
+                    states: self.point.states().to_vec(),
+                    at: pre.at,
+                    base: pre.base,
+                });
+            }
+        }
+    }
+}
+
 impl Clone for Prefix {
     /// The charts of `right` and the grown layers are a cache: a clone
     /// starts without them.
@@ -1321,6 +1373,7 @@ impl<'c> Insertion<'c> {
             seq: Vec::new(),
             many: false,
             keep_rows: false,
+            moved: false,
             stats: InsertionStats::default(),
         })
     }
@@ -1608,16 +1661,8 @@ impl<'c> Insertion<'c> {
         if !self.many && self.right.n_holes() > FEW_HOLES {
             return Ok(None);
         }
-        let c = self.constraint;
         if self.prefix.is_none() {
-            let (frontier, base) = c.prefix_chart(&self.left)?;
-            self.prefix = Some(Box::new(Prefix {
-                at: frontier.at,
-                base,
-                right: None,
-                grown: FxMap::default(),
-                rows: KeptRows::default(),
-            }));
+            self.prefix = Some(Box::new(self.chart_of_left()?));
         }
         for &(i, seq, l1) in rows {
             let l0 = self.point.state(i);
@@ -1878,6 +1923,71 @@ impl<'c> Insertion<'c> {
         Ok(Some(ok))
     }
 
+    /// The chart of `left`: the constraint's kept chart of the longest
+    /// fixed text `left` starts with, grown by the rest (see
+    /// [`crate::charts`]), or built; a chart of fixed text is kept for
+    /// later points.
+    fn chart_of_left(&mut self) -> Result<Prefix> {
+        let c = self.constraint;
+        if let Some(kept) = fixed_text(&self.left).and_then(|t| c.kept_chart(t)) {
+            if let Some(pre) = self.grown_from(kept)? {
+                self.stats.kept_charts += 1;
+                return Ok(pre);
+            }
+        }
+        let (frontier, base) = c.prefix_chart(&self.left)?;
+        let pre = Prefix::new(frontier.at, base);
+        self.keep(&pre);
+        Ok(pre)
+    }
+
+    /// The chart of `left` grown from `kept`, the chart of a text `left`
+    /// starts with, by the bytes after that text (kept too when there
+    /// are any); `None` where the lexer states it ends in are not the
+    /// point's own (they always are: lexing is deterministic).
+    fn grown_from(&mut self, kept: KeptChart) -> Result<Option<Prefix>> {
+        let c = self.constraint;
+        let Some(text) = fixed_text(&self.left) else {
+            return Ok(None);
+        };
+        let Some(rest) = text.get(kept.text.len()..) else {
+            return Ok(None);
+        };
+        let mut pre = Prefix::new(kept.at, kept.base);
+        let mut point = Point::from_states(kept.states);
+        if !rest.is_empty() {
+            let mut rows: Vec<Row> = Vec::new();
+            let mut next: Vec<Row> = Vec::new();
+            point.start(&mut rows);
+            for &b in rest {
+                point.step(c.lexer(), &rows, b, &mut next);
+                std::mem::swap(&mut rows, &mut next);
+            }
+            grow_prefix(c, &mut pre, &point, &rows, &mut self.seq)?;
+            point = point.advance(&rows);
+        }
+        if point.states() != self.point.states() {
+            return Ok(None);
+        }
+        if !rest.is_empty() {
+            self.keep(&pre);
+        }
+        Ok(Some(pre))
+    }
+
+    /// Keeps `pre`, the chart of `left`, in the constraint for later
+    /// points, where `left` is fixed text.
+    fn keep(&self, pre: &Prefix) {
+        if let Some(text) = fixed_text(&self.left) {
+            self.constraint.keep_chart(KeptChart {
+                text: Arc::from(text),
+                states: self.point.states().to_vec(),
+                at: pre.at.clone(),
+                base: pre.base.clone(),
+            });
+        }
+    }
+
     /// Moves the chart of `left` (if built) past accepted bytes whose
     /// relation is `rows`, as the text after them will be `left`: per row
     /// `(l₀, T₁…T_m, l₁)`, the frontier states of `l₀` are the frontier
@@ -1891,79 +2001,8 @@ impl<'c> Insertion<'c> {
         let Some(pre) = self.prefix.as_deref_mut() else {
             return Ok(false);
         };
-        // Kept layers grew from the frontier before the point moved.
-        pre.grown.clear();
-        let c = self.constraint;
-        let term_sets = &c.lexer().term_sets;
-        let n = pre.base.len() as u32;
-        let mut edges: Vec<Vec<(u32, u32)>> = Vec::new();
-        // (l₁, its new frontier state), (l₀, steps from its frontier).
-        let mut ends: Vec<(u32, u32)> = Vec::new();
-        let mut steps: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
-        let mut at: Vec<(u32, u32)> = Vec::new();
-        for &(i, seq, l1) in rows {
-            let l0 = self.point.state(i);
-            if frontier_of(&pre.at, l0).next().is_none() {
-                continue;
-            }
-            self.point.sequence(seq, &mut self.seq);
-            let Some((&first, rest)) = self.seq.split_first() else {
-                at.extend(frontier_of(&pre.at, l0).map(|s| (l1, s)));
-                continue;
-            };
-            let end = match ends.iter().find(|&&(l, _)| l == l1) {
-                Some(&(_, e)) => e,
-                None => {
-                    edges.push(Vec::new());
-                    let e = edges.len() as u32 - 1;
-                    ends.push((l1, e));
-                    at.push((l1, n + e));
-                    e
-                }
-            };
-            let mut to = end;
-            for &set in rest.iter().rev() {
-                edges.push(term_sets[set as usize].iter().map(|&t| (t, to)).collect());
-                to = edges.len() as u32 - 1;
-            }
-            let k = match steps.iter().position(|&(l, _)| l == l0) {
-                Some(k) => k,
-                None => {
-                    steps.push((l0, Vec::new()));
-                    steps.len() - 1
-                }
-            };
-            steps[k]
-                .1
-                .extend(term_sets[first as usize].iter().map(|&t| (t, to)));
-        }
-        if !edges.is_empty() {
-            let froms: Vec<Vec<u32>> = steps
-                .iter_mut()
-                .map(|(l0, s)| {
-                    s.sort_unstable();
-                    s.dedup();
-                    frontier_of(&pre.at, *l0).collect()
-                })
-                .collect();
-            let seeds: Vec<Seed<'_>> = froms
-                .iter()
-                .zip(&steps)
-                .map(|(from, (_, steps))| Seed { from, steps })
-                .collect();
-            let frontier: Vec<u32> = ends.iter().map(|&(_, e)| e).collect();
-            let ext = TokenNfa::from_edges(edges);
-            let by = Growth {
-                ext: &ext,
-                seeds: &seeds,
-                frontier: &frontier,
-            };
-            c.grow(&mut pre.base, by)?;
-        }
-        at.sort_unstable();
-        at.dedup();
-        pre.rows.moved();
-        pre.at = at;
+        grow_prefix(self.constraint, pre, &self.point, rows, &mut self.seq)?;
+        self.moved = true;
         Ok(true)
     }
 
@@ -2133,6 +2172,92 @@ fn sink(done: &mut Answered, lx: &crate::lexer::Lexer, l1: u32) -> u32 {
         .unwrap_or(l1);
     done.sinks.insert(l1, m);
     m
+}
+
+/// Grows the chart of `left` by the terminals of `rows` (the relation of
+/// bytes read from `point`, the point at the end of `left`), as
+/// [`Insertion::advance`] does: its new frontier states are those where
+/// the rows' `l₁` stand.
+fn grow_prefix(
+    c: &Constraint,
+    pre: &mut Prefix,
+    point: &Point,
+    rows: &[Row],
+    buf: &mut Vec<u32>,
+) -> Result<()> {
+    // Kept layers grew from the frontier before the point moved.
+    pre.grown.clear();
+    let term_sets = &c.lexer().term_sets;
+    let n = pre.base.len() as u32;
+    let mut edges: Vec<Vec<(u32, u32)>> = Vec::new();
+    // (l₁, its new frontier state), (l₀, steps from its frontier).
+    let mut ends: Vec<(u32, u32)> = Vec::new();
+    let mut steps: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
+    let mut at: Vec<(u32, u32)> = Vec::new();
+    for &(i, seq, l1) in rows {
+        let l0 = point.state(i);
+        if frontier_of(&pre.at, l0).next().is_none() {
+            continue;
+        }
+        point.sequence(seq, buf);
+        let Some((&first, rest)) = buf.split_first() else {
+            at.extend(frontier_of(&pre.at, l0).map(|s| (l1, s)));
+            continue;
+        };
+        let end = match ends.iter().find(|&&(l, _)| l == l1) {
+            Some(&(_, e)) => e,
+            None => {
+                edges.push(Vec::new());
+                let e = edges.len() as u32 - 1;
+                ends.push((l1, e));
+                at.push((l1, n + e));
+                e
+            }
+        };
+        let mut to = end;
+        for &set in rest.iter().rev() {
+            edges.push(term_sets[set as usize].iter().map(|&t| (t, to)).collect());
+            to = edges.len() as u32 - 1;
+        }
+        let k = match steps.iter().position(|&(l, _)| l == l0) {
+            Some(k) => k,
+            None => {
+                steps.push((l0, Vec::new()));
+                steps.len() - 1
+            }
+        };
+        steps[k]
+            .1
+            .extend(term_sets[first as usize].iter().map(|&t| (t, to)));
+    }
+    if !edges.is_empty() {
+        let froms: Vec<Vec<u32>> = steps
+            .iter_mut()
+            .map(|(l0, s)| {
+                s.sort_unstable();
+                s.dedup();
+                frontier_of(&pre.at, *l0).collect()
+            })
+            .collect();
+        let seeds: Vec<Seed<'_>> = froms
+            .iter()
+            .zip(&steps)
+            .map(|(from, (_, steps))| Seed { from, steps })
+            .collect();
+        let frontier: Vec<u32> = ends.iter().map(|&(_, e)| e).collect();
+        let ext = TokenNfa::from_edges(edges);
+        let by = Growth {
+            ext: &ext,
+            seeds: &seeds,
+            frontier: &frontier,
+        };
+        c.grow(&mut pre.base, by)?;
+    }
+    at.sort_unstable();
+    at.dedup();
+    pre.rows.moved();
+    pre.at = at;
+    Ok(())
 }
 
 impl Answered {

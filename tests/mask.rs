@@ -951,6 +951,17 @@ fn answers_after_running_out_of_budget_are_full_checks() {
     }
 }
 
+/// The first `n` shipped C++ programs longer than `min_len` bytes.
+fn cpp_docs(min_len: usize, n: usize) -> Vec<Vec<u8>> {
+    let (_, rec) = common::cpp::compiled();
+    common::cpp::programs(&rec)
+        .into_iter()
+        .filter(|p| p.text.len() > min_len)
+        .take(n)
+        .map(|p| p.text.into_bytes())
+        .collect()
+}
+
 /// The automaton of the text after a point is made for the lexer states
 /// the constraint learned, then once per state it was not made for, then
 /// for every state: whichever answers, every token is answered as a full
@@ -958,13 +969,7 @@ fn answers_after_running_out_of_budget_are_full_checks() {
 /// points after it on the same constraint.
 #[test]
 fn tails_for_learned_states_answer_as_checks() {
-    let (_, rec) = common::cpp::compiled();
-    let docs: Vec<Vec<u8>> = common::cpp::programs(&rec)
-        .into_iter()
-        .filter(|p| p.text.len() > 120)
-        .take(4)
-        .map(|p| p.text.into_bytes())
-        .collect();
+    let docs = cpp_docs(120, 4);
     let mut rng = SplitMix64::new(17);
     let tokens = vocabulary(&docs, 400, &mut rng);
     let vocab = Vocabulary::new(&tokens);
@@ -988,4 +993,59 @@ fn tails_for_learned_states_answer_as_checks() {
         // four of one state each, then one for every state.
         assert!(tails[0] >= 6, "hole {hole}: tails made: {tails:?}");
     }
+}
+
+/// Points in one file, at random places, each moving over its region as an
+/// autoregressive loop does (as an editor asks for completions, or the
+/// regions of one template are filled one after another): a point takes
+/// the constraint's kept chart of the longest text before an earlier point
+/// (where it was built, or where that point was dropped after moving) that
+/// its own starts with, and grows it by the rest. Every answer equals a
+/// full check, and a constraint that keeps no chart answers the same.
+#[test]
+fn kept_charts_answer_as_checks() {
+    let docs = cpp_docs(200, 3);
+    let g = common::cpp::grammar();
+    let c = Constraint::compile(&g).unwrap();
+    let none = cdiff::Config {
+        kept_charts: 0,
+        ..cdiff::Config::default()
+    };
+    let off = Constraint::with_config(&g, none).unwrap();
+    let mut rng = SplitMix64::new(23);
+    let tokens = vocabulary(&docs, 200, &mut rng);
+    let mut kept = 0;
+    for doc in &docs {
+        for _ in 0..6 {
+            let p = rng.below(doc.len() as u64 - 30) as usize;
+            let end = p + 8 + rng.below(12) as usize;
+            let left = Partial::new().text(&doc[..p]);
+            let right = Partial::new().hole().text(&doc[end..]);
+            let mut at = Insertion::new(&c, &left, &right).unwrap().expecting_many();
+            let mut plain = Insertion::new(&off, &left, &right)
+                .unwrap()
+                .expecting_many();
+            let mut q = p;
+            while q < end {
+                let n = (1 + rng.below(3) as usize).min(end - q);
+                let own = &doc[q..q + n];
+                let before = at.left().clone();
+                let mut asked = vec![own.to_vec()];
+                for _ in 0..3 {
+                    asked.push(tokens[rng.below(tokens.len() as u64) as usize].clone());
+                }
+                for t in &asked {
+                    let want = oracle(&c, &before, t, &right, &[]);
+                    assert_eq!(at.allows(t).unwrap(), want, "{t:?} after {before:?}");
+                    assert_eq!(plain.allows(t).unwrap(), want, "{t:?} after {before:?}");
+                }
+                at.advance(own);
+                plain.advance(own);
+                q += n;
+            }
+            kept += at.stats().kept_charts;
+            assert_eq!(plain.stats().kept_charts, 0);
+        }
+    }
+    assert!(kept >= 12, "{kept} of 18 points grew a kept chart");
 }

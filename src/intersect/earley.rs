@@ -801,7 +801,7 @@ pub(super) fn seeds_any(g: &Intersector, base: &Base, seeds: &[Seed<'_>]) -> boo
 /// own, each later one grown from the layers before it. A layer never
 /// changes once made: layers are shared (a base's clone, and the layers
 /// grown for one search that are kept to be put back, share them).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Base {
     layers: Vec<Arc<Layer>>,
     /// The states the start reaches by ε-moves (all in the first layer).
@@ -852,6 +852,20 @@ impl Base {
     /// Number of states of the prefix's automaton, every layer's.
     pub(crate) fn len(&self) -> u64 {
         self.layers.last().map_or(0, |l| (l.off + l.len) as u64)
+    }
+
+    /// Bytes its layers' tables hold, estimated (layers shared with other
+    /// bases counted in full).
+    pub(crate) fn bytes(&self) -> usize {
+        let layers: usize = self
+            .layers
+            .iter()
+            .map(|l| {
+                let scans: usize = l.scans.values().map(|v| 32 + 8 * v.capacity()).sum();
+                l.waiting.bytes() + 16 * l.arena.capacity() + scans
+            })
+            .sum();
+        layers + self.is_start.capacity()
     }
 
     /// Takes off the layers grown past the first `len` states (a search's

@@ -131,6 +131,15 @@ impl Heads {
         })
     }
 
+    /// Bytes it holds, estimated.
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            Heads::Dense(v) => 4 * v.capacity(),
+            Heads::Listed(v, keys, _) => 4 * (v.capacity() + keys.capacity()),
+            Heads::Sparse(m, _) => 16 * m.capacity(),
+        }
+    }
+
     /// An empty hash map (for keys too thinly spread for an array); `cap`
     /// sizes it, and it grows only within `ceiling`.
     pub(crate) fn sparse(cap: usize, ceiling: Ceiling) -> Fits<Heads> {

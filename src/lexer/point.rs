@@ -120,6 +120,12 @@ impl Point {
         let mut states: Vec<u32> = rows.iter().map(|r| r.2).collect();
         states.sort_unstable();
         states.dedup();
+        Point::from_states(states)
+    }
+
+    /// The point whose lexer states are `states` (sorted, no duplicates),
+    /// no sequence seen yet.
+    pub(crate) fn from_states(states: Vec<u32>) -> Point {
         Point {
             states,
             seqs: FxMap::default(),
