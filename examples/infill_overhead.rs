@@ -107,6 +107,10 @@ fn main() -> cdiff::Result<()> {
     ];
     for n in 1..=3 {
         for (name, mode, mask_after, fresh_checks) in modes {
+            // A constraint per mode: the charts an earlier mode's points
+            // kept for the same templates (`Config::kept_charts`) would
+            // otherwise serve this one's.
+            let c = c.clone();
             let mut rng = SplitMix64::new(n as u64);
             let (mut tokens, mut tm, mut tc) = (0usize, Duration::ZERO, Duration::ZERO);
             let mut overlapped = Duration::ZERO;

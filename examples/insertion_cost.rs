@@ -7,20 +7,23 @@
 //! only the constraint is timed.
 //!
 //! ```sh
-//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION]
+//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION] [KEPT_MIB]
 //! ```
 //!
 //! `DOCS` is a file of one JSON value per line (`.jsonl`: a string, or a
 //! HumanEval-X record, whose `declaration` and `canonical_solution` are the
 //! document), or any other file taken as one document; the grammar is `grammars/cpp.ebnf`. Prints
 //! the median and p90 of `allows`, and the mean cost per proposal with
-//! `Insertion::new` and `advance` included.
+//! `Insertion::new` and `advance` included. `KEPT_MIB` (default 64) is the
+//! constraint's `Config::kept_charts` in MiB: 0 keeps no chart of the text
+//! before a point for later points (each region parses its text before
+//! the point from the start), for comparison on one binary.
 
 use std::time::Instant;
 
 use cdiff::mask::Insertion;
 use cdiff::rng::SplitMix64;
-use cdiff::{Constraint, Grammar, Partial};
+use cdiff::{Config, Constraint, Grammar, Partial};
 
 /// The document of one `.jsonl` line.
 fn document(line: &str) -> Result<Vec<u8>, String> {
@@ -35,16 +38,21 @@ fn document(line: &str) -> Result<Vec<u8>, String> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: insertion_cost DOCS [POINTS] [REGION]");
+        eprintln!("usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB]");
         std::process::exit(2);
     };
     let points: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(40);
     let region: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let kept_mib: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(64);
     let run = || -> Result<(), String> {
         let gpath = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
         let src = std::fs::read_to_string(gpath).map_err(|e| e.to_string())?;
         let g = Grammar::from_file_text(gpath, &src, None).map_err(|e| e.to_string())?;
-        let c = Constraint::compile(&g).map_err(|e| e.to_string())?;
+        let config = Config {
+            kept_charts: kept_mib << 20,
+            ..Config::default()
+        };
+        let c = Constraint::with_config(&g, config).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
         let docs: Vec<Vec<u8>> = match path.ends_with(".jsonl") {
             true => text

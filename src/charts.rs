@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::intersect::Base;
 
 /// Kept charts at most (a lookup compares `left` with each).
-pub(crate) const MAX_KEPT: usize = 16;
+pub(crate) const MAX_KEPT: usize = 64;
 
 /// The chart of one fixed text before an insertion point.
 #[derive(Clone, Debug)]
