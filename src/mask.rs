@@ -1326,14 +1326,7 @@ impl Drop for Insertion<'_> {
             return;
         }
         if let Some(pre) = self.prefix.take() {
-            if let Some(text) = fixed_text(&self.left) {
-                self.constraint.keep_chart(KeptChart {
-                    text: Arc::from(text),
-                    states: self.point.states().to_vec(),
-                    at: pre.at,
-                    base: pre.base,
-                });
-            }
+            self.keep_chart(pre.at, pre.base);
         }
     }
 }
@@ -1488,15 +1481,8 @@ impl<'c> Insertion<'c> {
         self.stats.queries += 1;
         let mut rows = std::mem::take(&mut self.rows);
         let mut next = std::mem::take(&mut self.next);
-        self.point.start(&mut rows);
-        for &b in bytes {
-            if rows.is_empty() {
-                break;
-            }
-            self.point
-                .step(self.constraint.lexer(), &rows, b, &mut next);
-            std::mem::swap(&mut rows, &mut next);
-        }
+        self.point
+            .read(self.constraint.lexer(), bytes, &mut rows, &mut next);
         let ok = if rows.is_empty() {
             self.stats.dead += 1;
             Ok(false)
@@ -1517,12 +1503,8 @@ impl<'c> Insertion<'c> {
         self.keep_rows = true;
         let mut rows = std::mem::take(&mut self.rows);
         let mut next = std::mem::take(&mut self.next);
-        self.point.start(&mut rows);
-        for &b in bytes {
-            self.point
-                .step(self.constraint.lexer(), &rows, b, &mut next);
-            std::mem::swap(&mut rows, &mut next);
-        }
+        self.point
+            .read(self.constraint.lexer(), bytes, &mut rows, &mut next);
         match self.grow(&rows) {
             Ok(true) => self.stats.grown += 1,
             Ok(false) => {}
@@ -1967,13 +1949,8 @@ impl<'c> Insertion<'c> {
         let mut pre = Prefix::new(kept.at, kept.base);
         let mut point = Point::from_states(kept.states);
         if !rest.is_empty() {
-            let mut rows: Vec<Row> = Vec::new();
-            let mut next: Vec<Row> = Vec::new();
-            point.start(&mut rows);
-            for &b in rest {
-                point.step(c.lexer(), &rows, b, &mut next);
-                std::mem::swap(&mut rows, &mut next);
-            }
+            let (mut rows, mut next) = (Vec::new(), Vec::new());
+            point.read(c.lexer(), rest, &mut rows, &mut next);
             grow_prefix(c, &mut pre, &point, &rows, &mut self.seq)?;
             point = point.advance(&rows);
         }
@@ -1989,12 +1966,18 @@ impl<'c> Insertion<'c> {
     /// Keeps `pre`, the chart of `left`, in the constraint for later
     /// points, where `left` is fixed text.
     fn keep(&self, pre: &Prefix) {
+        self.keep_chart(pre.at.clone(), pre.base.clone());
+    }
+
+    /// Keeps the chart `base` of `left`, frontier states `at`, in the
+    /// constraint for later points, where `left` is fixed text.
+    fn keep_chart(&self, at: Vec<(u32, u32)>, base: Base) {
         if let Some(text) = fixed_text(&self.left) {
             self.constraint.keep_chart(KeptChart {
                 text: Arc::from(text),
                 states: self.point.states().to_vec(),
-                at: pre.at.clone(),
-                base: pre.base.clone(),
+                at,
+                base,
             });
         }
     }

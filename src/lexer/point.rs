@@ -191,6 +191,25 @@ impl Point {
         );
     }
 
+    /// The relation of `bytes` read from the point into `rows` (its rows
+    /// after the last byte; empty once every lexing died), `next` scratch.
+    pub(crate) fn read(
+        &mut self,
+        lx: &Lexer,
+        bytes: &[u8],
+        rows: &mut Vec<Row>,
+        next: &mut Vec<Row>,
+    ) {
+        self.start(rows);
+        for &b in bytes {
+            if rows.is_empty() {
+                break;
+            }
+            self.step(lx, rows, b, next);
+            std::mem::swap(rows, next);
+        }
+    }
+
     /// The relation after one more byte `b`: each row may end its lexeme
     /// (a terminal set is emitted, or an ignored lexeme skipped), then reads
     /// `b`. Written into `out`, sorted and without duplicates; empty when
