@@ -7,7 +7,7 @@
 //! only the constraint is timed.
 //!
 //! ```sh
-//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION] [KEPT_MIB]
+//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB]
 //! ```
 //!
 //! `DOCS` is a file of one JSON value per line (`.jsonl`: a string, or a
@@ -17,7 +17,10 @@
 //! `Insertion::new` and `advance` included. `KEPT_MIB` (default 64) is the
 //! constraint's `Config::kept_charts` in MiB: 0 keeps no chart of the text
 //! before a point for later points (each region parses its text before
-//! the point from the start), for comparison on one binary.
+//! the point from the start), for comparison on one binary;
+//! `KEPT_TAILS_MIB` (default 64) is `Config::kept_tails` in MiB: 0 keeps
+//! no automaton of the text after a point for later points (each region
+//! makes and searches its own).
 
 use std::time::Instant;
 
@@ -38,18 +41,20 @@ fn document(line: &str) -> Result<Vec<u8>, String> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB]");
+        eprintln!("usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB]");
         std::process::exit(2);
     };
     let points: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(40);
     let region: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(30);
     let kept_mib: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(64);
+    let tails_mib: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(64);
     let run = || -> Result<(), String> {
         let gpath = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
         let src = std::fs::read_to_string(gpath).map_err(|e| e.to_string())?;
         let g = Grammar::from_file_text(gpath, &src, None).map_err(|e| e.to_string())?;
         let config = Config {
             kept_charts: kept_mib << 20,
+            kept_tails: tails_mib << 20,
             ..Config::default()
         };
         let c = Constraint::with_config(&g, config).map_err(|e| e.to_string())?;

@@ -1,7 +1,7 @@
 //! The front door: is a partial output completable, and with what?
 
 use crate::budget::Budget;
-use crate::charts::{KeptChart, KeptCharts};
+use crate::charts::{KeptChart, KeptCharts, KeptTail, KeptTails, Want};
 use crate::error::Result;
 use crate::grammar::{Cfg, Grammar};
 use crate::intersect::{Base, Entering, Growth, Intersector, Order, Seed, Tail};
@@ -144,6 +144,15 @@ pub struct Config {
     /// all. Default 64 MiB; 0 keeps none. Answers do not depend on it,
     /// only the work does.
     pub kept_charts: usize,
+    /// Bytes of the automata of texts after insertion points
+    /// ([`crate::mask::Insertion`], when the text after the point begins
+    /// with a hole) with their charts, kept for later points: a point
+    /// with the same text after it takes them instead of making its own,
+    /// and a point whose text after it ends another kept one's (`□ · S`
+    /// against `□ · X · S`) answers from that one what it allows (see
+    /// [`crate::mask`]). Default 64 MiB; 0 keeps none. Answers do not
+    /// depend on it, only the work does.
+    pub kept_tails: usize,
 }
 
 impl Default for Config {
@@ -161,6 +170,7 @@ impl Default for Config {
             long_search_per_state: 250,
             count_swallowed: true,
             kept_charts: 64 << 20,
+            kept_tails: 64 << 20,
         }
     }
 }
@@ -232,6 +242,8 @@ pub struct Constraint {
     tail_starts: LearnedStates,
     /// Charts of texts before insertion points (see [`crate::charts`]).
     charts: KeptCharts,
+    /// Automata of texts after insertion points (see [`crate::charts`]).
+    tails: KeptTails,
 }
 
 /// A set of lexer states that only grows, shared by the threads that use
@@ -300,6 +312,7 @@ impl Constraint {
             holes: HoleCache::default(),
             tail_starts: LearnedStates::new(lexer_len),
             charts: KeptCharts::default(),
+            tails: KeptTails::default(),
         })
     }
 
@@ -386,6 +399,29 @@ impl Constraint {
     pub(crate) fn keep_chart(&self, chart: KeptChart) {
         if self.config.kept_charts > 0 {
             self.charts.keep(chart, self.config.kept_charts);
+        }
+    }
+
+    /// Whether texts after insertion points are kept (see
+    /// [`Config::kept_tails`]).
+    pub(crate) fn keeps_tails(&self) -> bool {
+        self.config.kept_tails > 0
+    }
+
+    /// Takes out the kept text after a point that `want` asks for, given
+    /// the key of a point's (see [`crate::charts`]).
+    pub(crate) fn take_tail(&self, key: &[u8], want: Want) -> Option<KeptTail> {
+        match self.config.kept_tails {
+            0 => None,
+            _ => self.tails.take(key, want),
+        }
+    }
+
+    /// Keeps (or gives back) the automata of a text after an insertion
+    /// point for later points (see [`crate::charts`]).
+    pub(crate) fn keep_tail(&self, tail: KeptTail) {
+        if self.config.kept_tails > 0 {
+            self.tails.keep(tail, self.config.kept_tails);
         }
     }
 

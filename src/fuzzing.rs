@@ -41,6 +41,7 @@ fn small() -> Config {
         long_search_per_state: 250,
         count_swallowed: true,
         kept_charts: 1 << 20,
+        kept_tails: 1 << 20,
     }
 }
 

@@ -159,6 +159,18 @@
 //!   KB file with 30-byte regions, per proposal: 32.1–33.2 → 29.1–29.2 µs
 //!   over 40 regions, 26.4–26.7 → 22.4 µs over 200 (instructions −16 % and
 //!   −23 %); C++ functions (each its own document) and masks alike.
+//! * **Texts after other points.** When `right` is `□ · S`, what
+//!   `left · t · □` refuses the point refuses, and what
+//!   `left · t · □ · X · S` allows (a longer text ending with `S`) it
+//!   allows: the hole can hold `S`, or `X`, too. A point that expects many
+//!   proposals keeps the automata of its `right` with their charts in the
+//!   constraint when dropped (`Config::kept_tails`, 64 MiB); a later point
+//!   asks the automaton of `□` alone and the longest kept text ending with
+//!   its `S` (from the row's `l₁`) before making its own, which was one
+//!   parse of `S` per region (see the charts module). In C++ the two
+//!   answer nearly every row. `insertion_cost` on the 2.3 KB file with
+//!   30-byte regions, per proposal: 29.0–29.8 → 23.4–24.3 µs over 40
+//!   regions, 24.3–28.6 → 11.6–15.1 µs over 200.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -174,7 +186,7 @@
 //! it never re-parses its prefix either: the chart of a whole text is
 //! built once, token by token.
 
-use crate::charts::KeptChart;
+use crate::charts::{tail_key, KeptChart, KeptTail, Reach, Tails, Want, NO_ENTRY};
 use crate::completable::{Constraint, FEW_HOLES};
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
@@ -858,6 +870,14 @@ pub struct InsertionStats {
     /// constraint kept for a text this one starts with (an earlier point's,
     /// see [`crate::Config::kept_charts`]) instead of built from the start.
     pub kept_charts: usize,
+    /// Automata of the text after the point taken from the constraint's
+    /// kept ones for the same text (an earlier point's, see
+    /// [`crate::Config::kept_tails`]) instead of made.
+    pub kept_tails: usize,
+    /// Rows answered from the automaton of another text after a point:
+    /// refused after a hole alone, or allowed before a longer text that
+    /// ends with this point's (see [`crate::Config::kept_tails`]).
+    pub bounded: usize,
 }
 
 /// One insertion point of a partial output, `left · □ · right` with `□`
@@ -921,6 +941,8 @@ pub struct Insertion<'c> {
     /// constraint's kept charts: it is kept when the point is dropped (see
     /// [`crate::charts`]).
     moved: bool,
+    /// Texts after other points that bound this point's answers.
+    bounds: Bounds,
     stats: InsertionStats,
 }
 
@@ -1320,12 +1342,23 @@ fn fixed_text(p: &Partial) -> Option<&[u8]> {
 
 impl Drop for Insertion<'_> {
     /// A point that moved keeps the chart of its text for later points
-    /// (see [`crate::Config::kept_charts`]).
+    /// (see [`crate::Config::kept_charts`]); one that expected many
+    /// proposals keeps the automata of the text after it (see
+    /// [`crate::Config::kept_tails`]).
     fn drop(&mut self) {
-        if !self.moved {
+        let c = self.constraint;
+        self.bounds.give_back(c);
+        let Some(mut pre) = self.prefix.take() else {
             return;
+        };
+        if let (true, Some(key), Some(tails)) = (self.many, &self.bounds.key, pre.right.take()) {
+            c.keep_tail(KeptTail {
+                key: Arc::from(&key[..]),
+                right: self.right.clone(),
+                tails: Some(tails),
+            });
         }
-        if let Some(pre) = self.prefix.take() {
+        if self.moved {
             self.keep_chart(pre.at, pre.base);
         }
     }
@@ -1378,6 +1411,10 @@ impl<'c> Insertion<'c> {
             many: false,
             keep_rows: false,
             moved: false,
+            bounds: Bounds {
+                key: tail_key(right).filter(|_| constraint.keeps_tails()),
+                ..Bounds::default()
+            },
             stats: InsertionStats::default(),
         })
     }
@@ -1755,165 +1792,34 @@ impl<'c> Insertion<'c> {
     /// automaton of `right` read from `l₁`; `None` where a full check must
     /// answer.
     fn row_searched(&mut self, i: u32, seq: u32, l1: u32, from: &[u32]) -> Result<Option<bool>> {
-        let c = self.constraint;
         let Some(pre) = self.prefix.as_deref_mut() else {
             return Ok(None);
         };
-        let term_sets = &c.lexer().term_sets;
         if from.is_empty() {
             return Ok(Some(false));
         }
         if from.len() > 1 {
             self.stats.several_frontiers += 1;
         }
-        // A lexeme in `l₁` that can only end where it stands, as
-        // terminals `X` or skipped: `right` is read from the start state
-        // after it (see [`ends_in_place`]), on the start state's tail.
-        let lx = c.lexer();
-        let (l1, before) = match ends_in_place(lx, &self.right, l1) {
-            Some(Ends::Skipped) => {
-                self.stats.ended += 1;
-                (lx.start, None)
-            }
-            Some(Ends::Emits(set))
-                if {
-                    let (r, k) = tail_for(
-                        &mut pre.right,
-                        c,
-                        &self.right,
-                        lx.start,
-                        self.many,
-                        &mut self.stats,
-                    )?;
-                    !r.accepts_empty(k)
-                } =>
-            {
-                self.stats.ended += 1;
-                (lx.start, Some(&term_sets[set as usize][..]))
-            }
-            _ => (l1, None),
+        let mut cx = RowSearch {
+            c: self.constraint,
+            pre,
+            point: &self.point,
+            seq: &mut self.seq,
+            stats: &mut self.stats,
+            many: self.many,
         };
-        let (r, k) = tail_for(
-            &mut pre.right,
-            c,
-            &self.right,
-            l1,
-            self.many,
-            &mut self.stats,
-        )?;
-        if r.is_empty(k) {
-            return Ok(Some(false));
+        let made = |t: &Option<Tails>| t.as_ref().is_some_and(|t| t.has(l1));
+        if self.many && !made(&cx.pre.right) {
+            if let Some(ok) = self.bounds.answer(&mut cx, (i, seq, l1), from) {
+                cx.stats.bounded += 1;
+                return Ok(Some(ok));
+            }
         }
-        self.point.sequence(seq, &mut self.seq);
-        let hits = r.remembered();
-        // Where the point expects many proposals, the tail remembers the
-        // triples from the chart that led to the goal: that pays over a
-        // mask's hundreds of searches; a decoder's few tries at one place
-        // gain nothing from it (its cost there measured within noise,
-        // `dlm-cpp` side by side).
-        let remember = self.many;
-        let ok = match (self.seq.split_first(), r.accepts_empty(k)) {
-            // The word may end at the point: the base has no final
-            // state to say so; a full check does.
-            (None, true) => return Ok(None),
-            // The lexeme in progress goes on into `right`: the
-            // frontier's items scan the terminals `right` starts with.
-            (None, false) => {
-                let at = Entering {
-                    k,
-                    from,
-                    before,
-                    remember,
-                };
-                c.search_tail(&pre.base, r, at)
-            }
-            // The word may end after the insertion's terminals: they
-            // and `right` as one automaton, searched afresh.
-            (Some((&first, rest)), true) => {
-                let rest: Vec<&[u32]> = rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
-                let (ext, to) = TokenNfa::chain(&rest, &r.nfa_from(k));
-                let steps: Vec<(u32, u32)> =
-                    term_sets[first as usize].iter().map(|&t| (t, to)).collect();
-                let seeds = [Seed {
-                    from,
-                    steps: &steps,
-                }];
-                c.extend(&pre.base, &ext, &seeds)
-            }
-            // The insertion's terminals grow the chart for this search
-            // only (their last state the frontier), then `right`'s kept
-            // chart goes on from there. Kept layers of the same terminals,
-            // or else of the longest run of their first ones, are put back
-            // instead of grown again.
-            (Some(_), false) => {
-                let kept_len = pre.base.len();
-                let key: GrownKey = (i, seq);
-                let done =
-                    kept_attached(&mut pre.base, &pre.grown, &self.point, key, self.seq.len());
-                if done < self.seq.len() {
-                    let (first, rest) = (self.seq[done], &self.seq[done + 1..]);
-                    let m = rest.len() as u32 + 1;
-                    let steps: Vec<(u32, u32)> =
-                        term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
-                    // From the frontier of the layers put back, or the
-                    // frontier of `l₀` in the chart of `left`.
-                    let on = [pre.base.len() as u32 - 1];
-                    let seeds = [Seed {
-                        from: if done > 0 { &on } else { from },
-                        steps: &steps,
-                    }];
-                    // The rest's first terminal cannot follow: the grown
-                    // chart would have no item, so nothing enters `right`.
-                    if !c.enters(&pre.base, &seeds) {
-                        pre.base.detach_above(kept_len);
-                        self.stats.dead_growths += 1;
-                        return Ok(Some(false));
-                    }
-                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
-                        .map(|j| match rest.get(j as usize) {
-                            Some(&set) => term_sets[set as usize]
-                                .iter()
-                                .map(|&t| (t, j + 1))
-                                .collect(),
-                            None => Vec::new(),
-                        })
-                        .collect();
-                    let ext = TokenNfa::from_edges(edges);
-                    let by = Growth {
-                        ext: &ext,
-                        seeds: &seeds,
-                        frontier: &[m - 1],
-                    };
-                    if let Err(e) = c.grow(&mut pre.base, by) {
-                        pre.base.detach_above(kept_len);
-                        return Err(e);
-                    }
-                }
-                let at = Entering {
-                    k,
-                    from: &[pre.base.len() as u32 - 1],
-                    before,
-                    remember,
-                };
-                let ok = c.search_tail(&pre.base, r, at);
-                let layers = pre.base.detach_above(kept_len);
-                if pre.grown.len() >= MAX_GROWN {
-                    pre.grown.clear();
-                }
-                pre.grown.insert(key, layers);
-                ok
-            }
-        };
-        self.stats.remembered += (r.remembered() - hits) as usize;
-        let ok = match ok {
-            Ok(ok) => ok,
-            Err(e) => {
-                // The kept chart may be inconsistent now.
-                pre.right = None;
-                return Err(e);
-            }
-        };
-        Ok(Some(ok))
+        let mut own = cx.pre.right.take();
+        let ok = cx.search(&mut own, &self.right, true, (i, seq, l1), from);
+        cx.pre.right = own;
+        ok
     }
 
     /// The chart of `left`: the constraint's kept chart of the longest
@@ -2263,31 +2169,273 @@ impl Answered {
     }
 }
 
-/// The automata of `right` with their kept charts (see [`tail_for`]).
-#[derive(Debug)]
-struct Tails {
-    /// Per lexer state, its entry in `main` (`NO_ENTRY`: not made for it).
-    entry_of: Vec<u32>,
-    /// Which states `main` was made for.
-    reach: Reach,
-    main: Tail,
-    /// Read from one lexer state each, for states `main` was not made for.
-    extra: Vec<(u32, Tail)>,
+/// Texts after other points that bound this point's answers, when
+/// `right` is `□ · S` (a hole, then anything) and the point expects many
+/// proposals (see the module docs, "Texts after other points").
+#[derive(Debug, Default)]
+struct Bounds {
+    /// The key of `right` (see [`tail_key`]); `None` where `right` does
+    /// not begin with a hole.
+    key: Option<Vec<u8>>,
+    /// Whether the constraint's kept texts were taken (once, at the
+    /// first row that needs them).
+    taken: bool,
+    /// `□` alone: what it refuses, `right` refuses.
+    shorter: Option<KeptTail>,
+    /// A kept `□ · X · S`: what it allows, `right` allows (taken for
+    /// the `l₁` of a row, see [`Want::LongerFrom`]).
+    longer: Option<KeptTail>,
 }
 
-/// The lexer states the main automaton of a [`Tails`] was made for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reach {
-    /// The first one asked for.
-    One,
-    /// Those the constraint learned (see [`Constraint::tail_starts`]).
-    Learned,
-    /// Every lexer state.
-    Every,
+impl Clone for Bounds {
+    /// The kept texts taken are the point's to give back: a clone takes
+    /// its own.
+    fn clone(&self) -> Bounds {
+        Bounds {
+            key: self.key.clone(),
+            ..Bounds::default()
+        }
+    }
 }
 
-/// No entry (see [`Tails::entry_of`]).
-const NO_ENTRY: u32 = u32::MAX;
+impl Bounds {
+    /// The answer for `row`, `from` the frontier states of its `l₀`, where
+    /// the texts after other points give it: refused after `□` alone, or
+    /// allowed before a longer text; `None` where they do not (or the
+    /// longer one has no automaton from the row's `l₁`). On first use the
+    /// point takes the constraint's kept automata of its own `right`, of
+    /// `□` alone and of the shortest longer text.
+    fn answer(&mut self, cx: &mut RowSearch<'_>, row: Row, from: &[u32]) -> Option<bool> {
+        let key = self.key.as_deref()?;
+        if !self.taken {
+            self.taken = true;
+            if cx.pre.right.is_none() {
+                if let Some(kept) = cx.c.take_tail(key, Want::Same) {
+                    cx.pre.right = kept.tails;
+                    cx.stats.kept_tails += 1;
+                }
+            }
+            if !key.is_empty() {
+                let hole = || KeptTail {
+                    key: Arc::from(&[][..]),
+                    right: Partial::new().hole(),
+                    tails: None,
+                };
+                self.shorter = Some(cx.c.take_tail(&[], Want::Same).unwrap_or_else(hole));
+            }
+            if cx.pre.right.as_ref().is_some_and(|t| t.has(row.2)) {
+                return None;
+            }
+        }
+        // A bound whose search fails is not asked again (its automata
+        // are dropped; the point's own answer).
+        if let Some(t) = self.shorter.as_mut() {
+            if let Ok(Some(false)) = cx.search(&mut t.tails, &t.right, true, row, from) {
+                return Some(false);
+            }
+        }
+        let from_l1 = |t: &KeptTail| t.tails.as_ref().is_some_and(|x| x.has(row.2));
+        if !self.longer.as_ref().is_some_and(from_l1) {
+            let t = cx.c.take_tail(key, Want::LongerFrom(row.2))?;
+            if let Some(old) = self.longer.replace(t) {
+                cx.c.keep_tail(old);
+            }
+        }
+        let t = self.longer.as_mut()?;
+        match cx.search(&mut t.tails, &t.right, false, row, from) {
+            Ok(Some(true)) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// Gives the kept texts taken back to `c`.
+    fn give_back(&mut self, c: &Constraint) {
+        for t in [self.shorter.take(), self.longer.take()]
+            .into_iter()
+            .flatten()
+        {
+            c.keep_tail(t);
+        }
+    }
+}
+
+/// What the search of one row from the chart of `left` works with (see
+/// [`Insertion::row_searched`]).
+struct RowSearch<'a> {
+    c: &'a Constraint,
+    pre: &'a mut Prefix,
+    point: &'a Point,
+    seq: &'a mut Vec<u32>,
+    stats: &'a mut InsertionStats,
+    many: bool,
+}
+
+impl RowSearch<'_> {
+    /// The search of row `(l₀, seq, l₁)` from the chart of `left`, `from`
+    /// the frontier states of `l₀`: their items move over `seq` into the
+    /// automata `tails` of `right` (read from `l₁`, made here on first use
+    /// unless `build` is false); `None` where a full check must answer, or
+    /// where `build` is false and no automaton was made for the row.
+    fn search(
+        &mut self,
+        tails: &mut Option<Tails>,
+        right: &Partial,
+        build: bool,
+        (i, seq, l1): Row,
+        from: &[u32],
+    ) -> Result<Option<bool>> {
+        let c = self.c;
+        let term_sets = &c.lexer().term_sets;
+        // A lexeme in `l₁` that can only end where it stands, as
+        // terminals `X` or skipped: `right` is read from the start state
+        // after it (see [`ends_in_place`]), on the start state's tail.
+        let lx = c.lexer();
+        let unmade =
+            |tails: &Option<Tails>, l: u32| !build && !tails.as_ref().is_some_and(|t| t.has(l));
+        let (l1, before) = match ends_in_place(lx, right, l1) {
+            Some(Ends::Skipped) => {
+                self.stats.ended += 1;
+                (lx.start, None)
+            }
+            Some(Ends::Emits(set)) => {
+                if unmade(tails, lx.start) {
+                    return Ok(None);
+                }
+                let (r, k) = tail_for(tails, c, right, lx.start, self.many, self.stats)?;
+                match r.accepts_empty(k) {
+                    false => {
+                        self.stats.ended += 1;
+                        (lx.start, Some(&term_sets[set as usize][..]))
+                    }
+                    true => (l1, None),
+                }
+            }
+            None => (l1, None),
+        };
+        if unmade(tails, l1) {
+            return Ok(None);
+        }
+        let (r, k) = tail_for(tails, c, right, l1, self.many, self.stats)?;
+        if r.is_empty(k) {
+            return Ok(Some(false));
+        }
+        self.point.sequence(seq, self.seq);
+        let hits = r.remembered();
+        // Where the point expects many proposals, the tail remembers the
+        // triples from the chart that led to the goal: that pays over a
+        // mask's hundreds of searches; a decoder's few tries at one place
+        // gain nothing from it (its cost there measured within noise,
+        // `dlm-cpp` side by side).
+        let remember = self.many;
+        let ok = match (self.seq.split_first(), r.accepts_empty(k)) {
+            // The word may end at the point: the base has no final
+            // state to say so; a full check does.
+            (None, true) => return Ok(None),
+            // The lexeme in progress goes on into `right`: the
+            // frontier's items scan the terminals `right` starts with.
+            (None, false) => {
+                let at = Entering {
+                    k,
+                    from,
+                    before,
+                    remember,
+                };
+                c.search_tail(&self.pre.base, r, at)
+            }
+            // The word may end after the insertion's terminals: they
+            // and `right` as one automaton, searched afresh.
+            (Some((&first, rest)), true) => {
+                let rest: Vec<&[u32]> = rest.iter().map(|&k| &term_sets[k as usize][..]).collect();
+                let (ext, to) = TokenNfa::chain(&rest, &r.nfa_from(k));
+                let steps: Vec<(u32, u32)> =
+                    term_sets[first as usize].iter().map(|&t| (t, to)).collect();
+                let seeds = [Seed {
+                    from,
+                    steps: &steps,
+                }];
+                c.extend(&self.pre.base, &ext, &seeds)
+            }
+            // The insertion's terminals grow the chart for this search
+            // only (their last state the frontier), then `right`'s kept
+            // chart goes on from there. Kept layers of the same terminals,
+            // or else of the longest run of their first ones, are put back
+            // instead of grown again.
+            (Some(_), false) => {
+                let kept_len = self.pre.base.len();
+                let key: GrownKey = (i, seq);
+                let done = kept_attached(
+                    &mut self.pre.base,
+                    &self.pre.grown,
+                    self.point,
+                    key,
+                    self.seq.len(),
+                );
+                if done < self.seq.len() {
+                    let (first, rest) = (self.seq[done], &self.seq[done + 1..]);
+                    let m = rest.len() as u32 + 1;
+                    let steps: Vec<(u32, u32)> =
+                        term_sets[first as usize].iter().map(|&t| (t, 0)).collect();
+                    // From the frontier of the layers put back, or the
+                    // frontier of `l₀` in the chart of `left`.
+                    let on = [self.pre.base.len() as u32 - 1];
+                    let seeds = [Seed {
+                        from: if done > 0 { &on } else { from },
+                        steps: &steps,
+                    }];
+                    // The rest's first terminal cannot follow: the grown
+                    // chart would have no item, so nothing enters `right`.
+                    if !c.enters(&self.pre.base, &seeds) {
+                        self.pre.base.detach_above(kept_len);
+                        self.stats.dead_growths += 1;
+                        return Ok(Some(false));
+                    }
+                    let edges: Vec<Vec<(u32, u32)>> = (0..m)
+                        .map(|j| match rest.get(j as usize) {
+                            Some(&set) => term_sets[set as usize]
+                                .iter()
+                                .map(|&t| (t, j + 1))
+                                .collect(),
+                            None => Vec::new(),
+                        })
+                        .collect();
+                    let ext = TokenNfa::from_edges(edges);
+                    let by = Growth {
+                        ext: &ext,
+                        seeds: &seeds,
+                        frontier: &[m - 1],
+                    };
+                    if let Err(e) = c.grow(&mut self.pre.base, by) {
+                        self.pre.base.detach_above(kept_len);
+                        return Err(e);
+                    }
+                }
+                let at = Entering {
+                    k,
+                    from: &[self.pre.base.len() as u32 - 1],
+                    before,
+                    remember,
+                };
+                let ok = c.search_tail(&self.pre.base, r, at);
+                let layers = self.pre.base.detach_above(kept_len);
+                if self.pre.grown.len() >= MAX_GROWN {
+                    self.pre.grown.clear();
+                }
+                self.pre.grown.insert(key, layers);
+                ok
+            }
+        };
+        self.stats.remembered += (r.remembered() - hits) as usize;
+        let ok = match ok {
+            Ok(ok) => ok,
+            Err(e) => {
+                // The kept chart may be inconsistent now.
+                *tails = None;
+                return Err(e);
+            }
+        };
+        Ok(Some(ok))
+    }
+}
 
 /// Automata of `right` read from one state a point keeps besides its main
 /// one before it makes the main one for every lexer state.

@@ -1000,8 +1000,10 @@ fn tails_for_learned_states_answer_as_checks() {
 /// regions of one template are filled one after another): a point takes
 /// the constraint's kept chart of the longest text before an earlier point
 /// (where it was built, or where that point was dropped after moving) that
-/// its own starts with, and grows it by the rest. Every answer equals a
-/// full check, and a constraint that keeps no chart answers the same.
+/// its own starts with, and grows it by the rest; and it answers from the
+/// kept automata of the texts after earlier points (see
+/// `kept_tails_answer_as_checks`). Every answer equals a full check, and a
+/// constraint that keeps no chart and no automaton answers the same.
 #[test]
 fn kept_charts_answer_as_checks() {
     let docs = cpp_docs(200, 3);
@@ -1009,12 +1011,13 @@ fn kept_charts_answer_as_checks() {
     let c = Constraint::compile(&g).unwrap();
     let none = cdiff::Config {
         kept_charts: 0,
+        kept_tails: 0,
         ..cdiff::Config::default()
     };
     let off = Constraint::with_config(&g, none).unwrap();
     let mut rng = SplitMix64::new(23);
     let tokens = vocabulary(&docs, 200, &mut rng);
-    let mut kept = 0;
+    let (mut kept, mut bounded) = (0, 0);
     for doc in &docs {
         for _ in 0..6 {
             let p = rng.below(doc.len() as u64 - 30) as usize;
@@ -1044,8 +1047,66 @@ fn kept_charts_answer_as_checks() {
                 q += n;
             }
             kept += at.stats().kept_charts;
+            bounded += at.stats().bounded;
             assert_eq!(plain.stats().kept_charts, 0);
+            assert_eq!(plain.stats().bounded, 0);
         }
     }
     assert!(kept >= 12, "{kept} of 18 points grew a kept chart");
+    assert!(bounded >= 20, "{bounded} rows answered by bounds");
+}
+
+/// Points whose text after them begins with a hole, `□ · S`, one after
+/// another in one constraint: a point answers from the constraint's kept
+/// automata of `□` alone (what that refuses, the point refuses) and of a
+/// longer kept text `□ · X · S` (what that allows, the point allows: the
+/// hole can hold `X` too), and takes an earlier point's automata of its
+/// own `S`. Every answer equals a full check on small grammars where `S`
+/// decides answers (nesting the text after the hole must close) or lexing
+/// does, and answers came from the bounds (C++: see
+/// `kept_charts_answer_as_checks`).
+#[test]
+fn kept_tails_answer_as_checks() {
+    let nested: [(&str, &[u8]); 2] = [
+        (r#"start: "(" start ")" | "x""#, b"()x"),
+        (
+            r#"
+            start: "[" (start ("," start)*)? "]" | NUM
+            NUM: /[0-9]+/
+            "#,
+            b"[],1",
+        ),
+    ];
+    let (mut bounded, mut same) = (0, 0);
+    for (k, (src, alphabet)) in nested.into_iter().chain(small_cases()).enumerate() {
+        let g = Grammar::from_lark(src, None).unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let words = all_words(alphabet, 2);
+        let mut rng = SplitMix64::new(300 + k as u64);
+        for _ in 0..80 {
+            let mut left = Partial::new().text(random_text(&mut rng, alphabet, 5));
+            let right = Partial::new()
+                .hole()
+                .text(random_text(&mut rng, alphabet, 6));
+            let mut at = Insertion::new(&c, &left, &right).unwrap().expecting_many();
+            for step in 0..2 {
+                for w in &words {
+                    let want = oracle(&c, &left, w, &right, &[]);
+                    assert_eq!(at.allows(w).unwrap(), want, "{k}: {left:?} {w:?} {right:?}");
+                }
+                if step == 0 {
+                    let w = &words[rng.below(words.len() as u64) as usize];
+                    at.advance(w);
+                    left.push_text(w);
+                }
+            }
+            bounded += at.stats().bounded;
+            same += at.stats().kept_tails;
+        }
+    }
+    assert!(bounded > 100, "{bounded} rows answered by bounds");
+    assert!(
+        same > 10,
+        "{same} points took kept automata of their text after them"
+    );
 }

@@ -176,6 +176,19 @@ struct Own {
 }
 
 impl Own {
+    /// Bytes its tables hold, estimated.
+    fn bytes(&self) -> usize {
+        self.work.bytes()
+            + self.predicted.bytes()
+            + self.waiting.bytes()
+            + self.ends.bytes()
+            + 16 * self.arena.capacity()
+            + self.done.bytes()
+            + 8 * self.out.capacity()
+            + self.eps.bytes()
+            + 32 * self.live.capacity()
+    }
+
     fn new(g: &Intersector, dfa: &TokenNfa, ceiling: Ceiling) -> Fits<Own> {
         Own::with_order(g, dfa, ceiling, Order::Furthest, Sets::Many)
     }
@@ -594,6 +607,20 @@ impl Tail {
             entries,
             entered,
         }
+    }
+
+    /// Bytes it holds, estimated: its automaton and its chart's tables.
+    pub(crate) fn bytes(&self) -> usize {
+        let entered: usize = self
+            .entered
+            .iter()
+            .flatten()
+            .map(|(s, _)| 8 * s.capacity() + 32)
+            .sum();
+        self.nfa.bytes()
+            + self.own.as_ref().map_or(0, Own::bytes)
+            + 8 * self.entries.len()
+            + entered
     }
 
     /// The state of entry `k`, if anything is accepted from it.

@@ -59,6 +59,14 @@ impl KeySet {
         }
     }
 
+    /// Bytes it holds, estimated.
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            KeySet::Dense(bits) => 8 * bits.capacity(),
+            KeySet::Sparse(set, _) => 16 * set.capacity(),
+        }
+    }
+
     /// An empty hash set, whatever the bound (for sets that hold few of
     /// many possible indices); `cap` sizes it, and it grows only within
     /// `ceiling`.
@@ -447,6 +455,13 @@ pub(crate) struct MaxQueue {
 }
 
 impl MaxQueue {
+    /// Bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * self.heads.capacity()
+            + 16 * self.cells.capacity()
+            + 8 * (self.words.capacity() + self.summary.capacity())
+    }
+
     /// An empty queue for keys below `bound`, growing only within `ceiling`.
     pub(crate) fn new(bound: usize, ceiling: Ceiling) -> Fits<MaxQueue> {
         let words = bound.div_ceil(64);

@@ -198,6 +198,11 @@ impl<T: Copy> Rows<T> {
         }
     }
 
+    /// Bytes it holds.
+    fn bytes(&self) -> usize {
+        4 * self.at.capacity() + std::mem::size_of::<T>() * self.items.capacity()
+    }
+
     /// `n` empty rows.
     pub(crate) fn empty(n: usize) -> Rows<T> {
         Rows {
@@ -266,6 +271,11 @@ pub(crate) struct EpsClosure {
 }
 
 impl EpsClosure {
+    /// Bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * self.stamp.capacity()
+    }
+
     /// Scratch for the states of `nfa`.
     pub(crate) fn new(nfa: &TokenNfa) -> EpsClosure {
         EpsClosure {
@@ -382,6 +392,15 @@ impl TokenNfa {
     /// Number of states.
     pub fn len(&self) -> usize {
         self.finals.len()
+    }
+
+    /// Bytes its tables hold, estimated.
+    pub(crate) fn bytes(&self) -> usize {
+        self.finals.capacity()
+            + self.edges.bytes()
+            + self.eps.bytes()
+            + std::mem::size_of::<Span>() * self.spans.capacity()
+            + 4 * (self.edge_costs.capacity() + self.eps_costs.capacity())
     }
 
     /// Whether the language is empty (no lexing of any fill exists).
