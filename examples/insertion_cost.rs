@@ -39,6 +39,7 @@ fn document(line: &str) -> Result<Vec<u8>, String> {
 }
 
 fn main() {
+    cdiff::memory::keep_freed_memory();
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
         eprintln!("usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB]");

@@ -345,6 +345,11 @@ impl KeptTails {
         taken.map(|(t, _)| t)
     }
 
+    /// Whether a text that ends with the one of `key` (longer) is kept.
+    pub(crate) fn any_longer(&self, key: &[u8]) -> bool {
+        self.0.lock().iter().any(|(t, _)| ends_with(&t.key, key))
+    }
+
     /// Keeps `tail` (replacing one of the same key), as
     /// [`KeptCharts::keep`] does.
     pub(crate) fn keep(&self, tail: KeptTail, max_bytes: usize) {

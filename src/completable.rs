@@ -153,6 +153,11 @@ pub struct Config {
     /// [`crate::mask`]). Default 64 MiB; 0 keeps none. Answers do not
     /// depend on it, only the work does.
     pub kept_tails: usize,
+    /// The shortest text after an insertion point, in bytes after its
+    /// leading hole, whose automata are kept and answered for by other
+    /// points' (see `kept_tails`): a shorter one costs less to parse than
+    /// the searches that would spare it. Default 256.
+    pub kept_tails_from: usize,
 }
 
 impl Default for Config {
@@ -171,6 +176,7 @@ impl Default for Config {
             count_swallowed: true,
             kept_charts: 64 << 20,
             kept_tails: 64 << 20,
+            kept_tails_from: 256,
         }
     }
 }
@@ -402,10 +408,11 @@ impl Constraint {
         }
     }
 
-    /// Whether texts after insertion points are kept (see
+    /// Whether the automata of a text after an insertion point whose
+    /// key (see [`crate::charts`]) has `len` bytes are kept (see
     /// [`Config::kept_tails`]).
-    pub(crate) fn keeps_tails(&self) -> bool {
-        self.config.kept_tails > 0
+    pub(crate) fn keeps_tail(&self, len: usize) -> bool {
+        self.config.kept_tails > 0 && len >= self.config.kept_tails_from
     }
 
     /// Takes out the kept text after a point that `want` asks for, given
@@ -415,6 +422,12 @@ impl Constraint {
             0 => None,
             _ => self.tails.take(key, want),
         }
+    }
+
+    /// Whether a text after a point longer than the one of `key` and
+    /// ending with it is kept (see [`crate::charts`]).
+    pub(crate) fn keeps_longer_tail(&self, key: &[u8]) -> bool {
+        self.config.kept_tails > 0 && self.tails.any_longer(key)
     }
 
     /// Keeps (or gives back) the automata of a text after an insertion

@@ -42,6 +42,7 @@ fn small() -> Config {
         count_swallowed: true,
         kept_charts: 1 << 20,
         kept_tails: 1 << 20,
+        kept_tails_from: 0,
     }
 }
 
