@@ -168,9 +168,12 @@
 //!   asks the automaton of `□` alone and the longest kept text ending with
 //!   its `S` (from the row's `l₁`) before making its own, which was one
 //!   parse of `S` per region (see the charts module). In C++ the two
-//!   answer nearly every row. `insertion_cost` on the 2.3 KB file with
-//!   30-byte regions, per proposal: 29.0–29.8 → 23.4–24.3 µs over 40
-//!   regions, 24.3–28.6 → 11.6–15.1 µs over 200.
+//!   answer nearly every row. Only for an `S` of 256 bytes or more
+//!   (`Config::kept_tails_from`): a shorter one costs less to parse.
+//!   `insertion_cost` on the 2.3 KB file with 30-byte regions, per
+//!   proposal: 28.8–29.5 → 25.5–26.1 µs over 40 regions, 22.7 → 12.8 µs
+//!   over 200 (instructions of the loop over 40: 483 → 331 M with bounds
+//!   for every `S`).
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
