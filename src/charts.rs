@@ -41,7 +41,8 @@
 //!   `left · t · □ · S` (the hole takes `X` too): what a longer text that
 //!   ends with `S` allows, the point allows.
 //!
-//! So a point that expects many proposals keeps its automata when dropped,
+//! So a point that expects many proposals keeps its automata when dropped
+//! (those of an `S` of [`crate::Config::kept_tails_from`] bytes or more),
 //! by the key of `S` ([`tail_key`]); a later point takes those of its own
 //! `S` if kept, and otherwise asks `□` alone first (one small automaton
 //! for every point, kept too) and then the longest kept text that ends with

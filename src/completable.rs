@@ -154,9 +154,12 @@ pub struct Config {
     /// depend on it, only the work does.
     pub kept_tails: usize,
     /// The shortest text after an insertion point, in bytes after its
-    /// leading hole, whose automata are kept and answered for by other
-    /// points' (see `kept_tails`): a shorter one costs less to parse than
-    /// the searches that would spare it. Default 256.
+    /// leading hole, whose automata are kept for later points (see
+    /// `kept_tails`; a shorter one is still answered for by the kept
+    /// ones): kept, the automata of short texts, which cost little to
+    /// make again, mostly held memory (C++ functions, each a document of
+    /// its own, ran a fifth slower for the same instructions). Default
+    /// 256.
     pub kept_tails_from: usize,
 }
 
@@ -408,9 +411,15 @@ impl Constraint {
         }
     }
 
-    /// Whether the automata of a text after an insertion point whose
-    /// key (see [`crate::charts`]) has `len` bytes are kept (see
-    /// [`Config::kept_tails`]).
+    /// Whether the texts after insertion points answer for each other
+    /// (see [`Config::kept_tails`]).
+    pub(crate) fn keeps_tails(&self) -> bool {
+        self.config.kept_tails > 0
+    }
+
+    /// Whether the automata of a text after an insertion point whose key
+    /// (see [`crate::charts`]) has `len` bytes are kept for later points
+    /// (see [`Config::kept_tails_from`]).
     pub(crate) fn keeps_tail(&self, len: usize) -> bool {
         self.config.kept_tails > 0 && len >= self.config.kept_tails_from
     }

@@ -168,8 +168,8 @@
 //!   asks the automaton of `□` alone and the longest kept text ending with
 //!   its `S` (from the row's `l₁`) before making its own, which was one
 //!   parse of `S` per region (see the charts module). In C++ the two
-//!   answer nearly every row. Only for an `S` of 256 bytes or more
-//!   (`Config::kept_tails_from`): a shorter one costs less to parse.
+//!   answer nearly every row. (The automata of an `S` under 256 bytes
+//!   are not kept, `Config::kept_tails_from`: they mostly held memory.)
 //!   `insertion_cost` on the 2.3 KB file with 30-byte regions, per
 //!   proposal: 28.8–29.5 → 25.5–26.1 µs over 40 regions, 22.7 → 12.8 µs
 //!   over 200 (instructions of the loop over 40: 483 → 331 M with bounds
@@ -1354,9 +1354,9 @@ impl Drop for Insertion<'_> {
         let Some(mut pre) = self.prefix.take() else {
             return;
         };
-        // A short text after the point (see `Config::kept_tails_from`)
-        // has no key.
-        let key = self.bounds.key.as_ref();
+        // A short text after the point is not kept (see
+        // `Config::kept_tails_from`).
+        let key = self.bounds.key.as_ref().filter(|k| c.keeps_tail(k.len()));
         if let (true, Some(key), Some(tails)) = (self.many, key, pre.right.take()) {
             c.keep_tail(KeptTail {
                 key: Arc::from(&key[..]),
@@ -1416,7 +1416,7 @@ impl<'c> Insertion<'c> {
             keep_rows: false,
             moved: false,
             bounds: Bounds {
-                key: tail_key(right).filter(|k| constraint.keeps_tail(k.len())),
+                key: tail_key(right).filter(|_| constraint.keeps_tails()),
                 ..Bounds::default()
             },
             stats: InsertionStats::default(),
@@ -2187,8 +2187,7 @@ impl Answered {
 #[derive(Debug, Default)]
 struct Bounds {
     /// The key of `right` (see [`tail_key`]); `None` where `right` does
-    /// not begin with a hole, or its key is shorter than
-    /// `Config::kept_tails_from`.
+    /// not begin with a hole, or no texts are kept.
     key: Option<Vec<u8>>,
     /// Whether the constraint's kept texts were taken (once, at the
     /// first row that needs them).
@@ -2231,12 +2230,7 @@ impl Bounds {
             }
             // Without a longer text, the point makes its own automata
             // for the first row `□` alone does not refuse, and those
-            // answer the rest. (A short `S` has no key: bounds pay where
-            // they spare the parse of a long one; C++ functions, each a
-            // document of its own, whose ends `}` or `return …; }` end
-            // other kept texts, took 14.8–15.0 → 18.7–18.9 µs per proposal
-            // with bounds at every point, the same instructions: memory
-            // grown by the kept automata.)
+            // answer the rest.
             if !key.is_empty() && cx.c.keeps_longer_tail(key) {
                 let hole = || KeptTail {
                     key: Arc::from(&[][..]),

@@ -717,7 +717,9 @@ fn qwen2_vocabulary_mask_cost() {
     // the autoregressive loop alone, =skip: the masks at fresh points alone
     // (for profiling either); CDIFF_MASK_REGIONS=N: N regions in the loop
     // (the points, at most 30; a long run shows the loop once the
-    // vocabulary keeps walks for most lexer states).
+    // vocabulary keeps walks for most lexer states); CDIFF_MASK_KEPT_TAILS=MiB:
+    // the constraint's `kept_tails` (0: none kept, for comparison on one
+    // binary).
     let before_text = std::env::var("CDIFF_MASK_RIGHT").is_ok_and(|v| v == "text");
     let only = std::env::var("CDIFF_MASK_ONLY").unwrap_or_default();
     let loop_only = std::env::var("CDIFF_MASK_LOOP").is_ok_and(|v| v == "only");
@@ -734,7 +736,14 @@ fn qwen2_vocabulary_mask_cost() {
         if !only.is_empty() && only != name {
             continue;
         }
-        let c = Constraint::compile(&g).unwrap();
+        let mut config = cdiff::Config::default();
+        if let Some(mib) = std::env::var("CDIFF_MASK_KEPT_TAILS")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+        {
+            config.kept_tails = mib << 20;
+        }
+        let c = Constraint::with_config(&g, config).unwrap();
         let mut rng = SplitMix64::new(7);
         let (mut times, mut checks, mut allowed) = (Vec::new(), Vec::new(), Vec::new());
         let fresh_points = if loop_only { 0 } else { points };
