@@ -7,7 +7,7 @@
 //! only the constraint is timed.
 //!
 //! ```sh
-//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB]
+//! cargo run --release --example insertion_cost -- DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB] [in-order]
 //! ```
 //!
 //! `DOCS` is a file of one JSON value per line (`.jsonl`: a string, or a
@@ -20,7 +20,11 @@
 //! the point from the start), for comparison on one binary;
 //! `KEPT_TAILS_MIB` (default 64) is `Config::kept_tails` in MiB: 0 keeps
 //! no automaton of the text after a point for later points (each region
-//! makes and searches its own).
+//! makes and searches its own). With `in-order` the points lie in the
+//! first document, at random places taken from its start to its end, as
+//! an infilling loop fills the regions of one template one after another
+//! (the text before each point starts with the one before the point
+//! before it, and the text after it ends the one after that point).
 
 use std::time::Instant;
 
@@ -42,13 +46,16 @@ fn main() {
     cdiff::memory::keep_freed_memory();
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB]");
+        eprintln!(
+            "usage: insertion_cost DOCS [POINTS] [REGION] [KEPT_MIB] [KEPT_TAILS_MIB] [in-order]"
+        );
         std::process::exit(2);
     };
     let points: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(40);
     let region: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(30);
     let kept_mib: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(64);
     let tails_mib: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(64);
+    let in_order = args.get(6).is_some_and(|s| s == "in-order");
     let run = || -> Result<(), String> {
         let gpath = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/cpp.ebnf");
         let src = std::fs::read_to_string(gpath).map_err(|e| e.to_string())?;
@@ -75,10 +82,27 @@ fn main() {
         let mut rng = SplitMix64::new(1);
         let mut allows: Vec<f64> = Vec::new();
         let (mut other, mut bytes) = (0.0f64, 0usize);
+        // In order: the points' places drawn first (another generator),
+        // one document, sorted, as the regions of one template are filled.
+        let mut places: Vec<usize> = Vec::new();
+        if in_order {
+            let mut draw = SplitMix64::new(2);
+            let d = docs[0];
+            places = (0..points)
+                .map(|_| draw.below((d.len() - region) as u64) as usize)
+                .collect();
+            places.sort_unstable();
+        }
+        let mut places = places.into_iter();
         for _ in 0..points {
-            let d = docs[rng.below(docs.len() as u64) as usize];
+            let (d, p) = match places.next() {
+                Some(p) => (docs[0], p),
+                None => {
+                    let d = docs[rng.below(docs.len() as u64) as usize];
+                    (d, rng.below((d.len() - region) as u64) as usize)
+                }
+            };
             bytes += d.len();
-            let p = rng.below((d.len() - region) as u64) as usize;
             let left = Partial::new().text(&d[..p]);
             let right = Partial::new().hole().text(&d[p + region..]);
             let t = Instant::now();
