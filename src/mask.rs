@@ -171,9 +171,10 @@
 //!   answer nearly every row. (The automata of an `S` under 256 bytes
 //!   are not kept, `Config::kept_tails_from`: they mostly held memory.)
 //!   `insertion_cost` on the 2.3 KB file with 30-byte regions, per
-//!   proposal: 28.8–29.5 → 25.5–26.1 µs over 40 regions, 22.7 → 12.8 µs
-//!   over 200 (instructions of the loop over 40: 483 → 331 M with bounds
-//!   for every `S`).
+//!   proposal: 22.5–23.3 → 11.9–12.1 µs over 200 regions, 27.0–27.7 →
+//!   20.1–20.4 µs over 40 taken in order, 28.9–29.2 → 24.4–25.7 µs over
+//!   40 at random places (instructions −56 %, −44 %, −32 %); C++ masks
+//!   and functions alike.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
