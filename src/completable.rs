@@ -153,13 +153,14 @@ pub struct Config {
     /// [`crate::mask`]). Default 64 MiB; 0 keeps none. Answers do not
     /// depend on it, only the work does.
     pub kept_tails: usize,
-    /// The shortest text after an insertion point, in bytes after its
-    /// leading hole, whose automata are kept for later points (see
+    /// The shortest text after an insertion point, in bytes of text after
+    /// its leading hole, whose automata are kept for later points (see
     /// `kept_tails`; a shorter one is still answered for by the kept
-    /// ones): kept, the automata of short texts, which cost little to
-    /// make again, mostly held memory (C++ functions, each a document of
-    /// its own, ran a fifth slower for the same instructions). Default
-    /// 256.
+    /// ones). Kept automata are made for every lexer state at the first
+    /// state they were not made for (later points ask for others); for a
+    /// short text, which costs little to parse again, that and the memory
+    /// held cost more than they spare (C++ functions, each a document of
+    /// its own: a fifth slower). Default 512.
     pub kept_tails_from: usize,
 }
 
@@ -179,7 +180,7 @@ impl Default for Config {
             count_swallowed: true,
             kept_charts: 64 << 20,
             kept_tails: 64 << 20,
-            kept_tails_from: 256,
+            kept_tails_from: 512,
         }
     }
 }
@@ -417,11 +418,16 @@ impl Constraint {
         self.config.kept_tails > 0
     }
 
-    /// Whether the automata of a text after an insertion point whose key
-    /// (see [`crate::charts`]) has `len` bytes are kept for later points
-    /// (see [`Config::kept_tails_from`]).
-    pub(crate) fn keeps_tail(&self, len: usize) -> bool {
-        self.config.kept_tails > 0 && len >= self.config.kept_tails_from
+    /// Whether the automata of `right`, the text after an insertion point
+    /// (`□ · S`, with `S` of at least [`Config::kept_tails_from`] bytes),
+    /// are kept for later points (see [`crate::charts`]).
+    pub(crate) fn keeps_tail(&self, right: &Partial) -> bool {
+        self.config.kept_tails > 0
+            && matches!(
+                right.segments().first(),
+                Some(crate::partial::Segment::Hole)
+            )
+            && right.text_len() >= self.config.kept_tails_from
     }
 
     /// Takes out the kept text after a point that `want` asks for, given

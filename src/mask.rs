@@ -168,13 +168,15 @@
 //!   asks the automaton of `□` alone and the longest kept text ending with
 //!   its `S` (from the row's `l₁`) before making its own, which was one
 //!   parse of `S` per region (see the charts module). In C++ the two
-//!   answer nearly every row. (The automata of an `S` under 256 bytes
-//!   are not kept, `Config::kept_tails_from`: they mostly held memory.)
+//!   answer nearly every row. Kept automata (those of an `S` of 512
+//!   bytes or more, `Config::kept_tails_from`) are made for every lexer
+//!   state at the first state they were not made for: later points ask
+//!   for other states.
 //!   `insertion_cost` on the 2.3 KB file with 30-byte regions, per
-//!   proposal: 22.5–23.3 → 11.9–12.1 µs over 200 regions, 27.0–27.7 →
-//!   20.1–20.4 µs over 40 taken in order, 28.9–29.2 → 24.4–25.7 µs over
-//!   40 at random places (instructions −56 %, −44 %, −32 %); C++ masks
-//!   and functions alike.
+//!   proposal: 22.7 → 10.7 µs over 200 regions, 27.3–27.8 → 10.9–11.3 µs
+//!   over 40 taken in order, 28.8–28.9 → 19.3 µs over 40 at random
+//!   places (instructions −59 %, −64 %, −45 %); C++ masks and functions
+//!   alike.
 //!
 //! Cost: [`Insertion::new`] lexes `left` once (`O(|left|)`); a query costs
 //! `O(|t|)` plus, per new relation, one search of its terminals and `right`
@@ -1357,7 +1359,11 @@ impl Drop for Insertion<'_> {
         };
         // A short text after the point is not kept (see
         // `Config::kept_tails_from`).
-        let key = self.bounds.key.as_ref().filter(|k| c.keeps_tail(k.len()));
+        let key = self
+            .bounds
+            .key
+            .as_ref()
+            .filter(|_| c.keeps_tail(&self.right));
         if let (true, Some(key), Some(tails)) = (self.many, key, pre.right.take()) {
             c.keep_tail(KeptTail {
                 key: Arc::from(&key[..]),
@@ -2505,7 +2511,14 @@ fn tail_for<'t>(
             None => (&mut t.main, main_k as usize),
         });
     }
-    if reach == Some(Reach::Learned) && extras < MAX_EXTRA_TAILS {
+    // Automata the constraint keeps for later points are made for every
+    // lexer state at the first state they were not made for: later points
+    // ask for other states, and one automaton for all of them costs less
+    // than one per state (2.3 KB file, 40 regions: 348 → 280 M
+    // instructions; C++ functions, whose texts after the point are short
+    // and not kept, paid 337 against 255 M so).
+    let kept = c.keeps_tail(right);
+    if reach == Some(Reach::Learned) && extras < MAX_EXTRA_TAILS && !kept {
         let tail = c.suffix_tail(right, &[l1])?;
         stats.tails += 1;
         let t = tails.as_mut().ok_or_else(missing)?;
