@@ -2511,13 +2511,14 @@ fn tail_for<'t>(
             None => (&mut t.main, main_k as usize),
         });
     }
-    // Automata the constraint keeps for later points are made for every
-    // lexer state at the first state they were not made for: later points
-    // ask for other states, and one automaton for all of them costs less
-    // than one per state (2.3 KB file, 40 regions: 348 → 280 M
-    // instructions; C++ functions, whose texts after the point are short
-    // and not kept, paid 337 against 255 M so).
-    let kept = c.keeps_tail(right);
+    // Automata the constraint keeps for later points (of a point that
+    // expects many proposals) are made for every lexer state at the first
+    // state they were not made for: later points ask for other states,
+    // and one automaton for all of them costs less than one per state
+    // (2.3 KB file, 40 regions: 348 → 282 M instructions; C++ functions,
+    // whose texts after a point are short, paid 337 against 255 M when
+    // those of 256 bytes and more were kept).
+    let kept = all && c.keeps_tail(right);
     if reach == Some(Reach::Learned) && extras < MAX_EXTRA_TAILS && !kept {
         let tail = c.suffix_tail(right, &[l1])?;
         stats.tails += 1;
