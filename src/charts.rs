@@ -113,6 +113,13 @@ impl<T> Default for Kept<T> {
     }
 }
 
+impl<T> Clone for Kept<T> {
+    /// A cache: a clone starts empty.
+    fn clone(&self) -> Kept<T> {
+        Kept::default()
+    }
+}
+
 impl<T> Kept<T> {
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(T, usize)>> {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
@@ -165,15 +172,8 @@ impl<T> Kept<T> {
 }
 
 /// The kept charts of one constraint (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct KeptCharts(Kept<KeptChart>);
-
-impl Clone for KeptCharts {
-    /// A cache: a clone starts empty.
-    fn clone(&self) -> KeptCharts {
-        KeptCharts::default()
-    }
-}
 
 impl KeptCharts {
     /// The kept chart of the longest text that `left` starts with (`None`
@@ -322,15 +322,8 @@ fn ends_with(long: &[u8], short: &[u8]) -> bool {
 /// (see the module docs). A point takes one out while it uses it and
 /// gives it back when dropped: a chart of a text after a point grows
 /// with every search.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct KeptTails(Kept<KeptTail>);
-
-impl Clone for KeptTails {
-    /// A cache: a clone starts empty.
-    fn clone(&self) -> KeptTails {
-        KeptTails::default()
-    }
-}
 
 impl KeptTails {
     /// Takes out the kept text after a point `want` asks for, given the

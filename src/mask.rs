@@ -1357,6 +1357,9 @@ impl Drop for Insertion<'_> {
         let Some(mut pre) = self.prefix.take() else {
             return;
         };
+        if self.many && pre.right.is_some() {
+            self.bounds.key_of(c, &self.right);
+        }
         // A short text after the point is not kept (see
         // `Config::kept_tails_from`).
         let key = self
@@ -1422,10 +1425,7 @@ impl<'c> Insertion<'c> {
             many: false,
             keep_rows: false,
             moved: false,
-            bounds: Bounds {
-                key: tail_key(right).filter(|_| constraint.keeps_tails()),
-                ..Bounds::default()
-            },
+            bounds: Bounds::default(),
             stats: InsertionStats::default(),
         })
     }
@@ -1822,7 +1822,7 @@ impl<'c> Insertion<'c> {
         };
         let made = |t: &Option<Tails>| t.as_ref().is_some_and(|t| t.has(l1));
         if self.many && !made(&cx.pre.right) {
-            if let Some(ok) = self.bounds.answer(&mut cx, (i, seq, l1), from) {
+            if let Some(ok) = self.bounds.answer(&mut cx, &self.right, (i, seq, l1), from) {
                 cx.stats.bounded += 1;
                 return Ok(Some(ok));
             }
@@ -2193,9 +2193,12 @@ impl Answered {
 /// proposals (see the module docs, "Texts after other points").
 #[derive(Debug, Default)]
 struct Bounds {
-    /// The key of `right` (see [`tail_key`]); `None` where `right` does
-    /// not begin with a hole, or no texts are kept.
+    /// The key of `right` (see [`tail_key`]), once `keyed`; `None` where
+    /// `right` does not begin with a hole, or no texts are kept.
     key: Option<Vec<u8>>,
+    /// Whether `key` was computed (only for points that expect many
+    /// proposals: a diffusion decoder's points never need it).
+    keyed: bool,
     /// Whether the constraint's kept texts were taken (once, at the
     /// first row that needs them).
     taken: bool,
@@ -2213,6 +2216,7 @@ impl Clone for Bounds {
     fn clone(&self) -> Bounds {
         Bounds {
             key: self.key.clone(),
+            keyed: self.keyed,
             ..Bounds::default()
         }
     }
@@ -2225,7 +2229,14 @@ impl Bounds {
     /// longer one has no automaton from the row's `l₁`). On first use the
     /// point takes the constraint's kept automata of its own `right`, of
     /// `□` alone and of the shortest longer text.
-    fn answer(&mut self, cx: &mut RowSearch<'_>, row: Row, from: &[u32]) -> Option<bool> {
+    fn answer(
+        &mut self,
+        cx: &mut RowSearch<'_>,
+        right: &Partial,
+        row: Row,
+        from: &[u32],
+    ) -> Option<bool> {
+        self.key_of(cx.c, right);
         let key = self.key.as_deref()?;
         if !self.taken {
             self.taken = true;
@@ -2269,6 +2280,14 @@ impl Bounds {
         match cx.search(&mut t.tails, &t.right, false, row, from) {
             Ok(Some(true)) => Some(true),
             _ => None,
+        }
+    }
+
+    /// Computes the key of `right` under `c` once.
+    fn key_of(&mut self, c: &Constraint, right: &Partial) {
+        if !self.keyed {
+            self.keyed = true;
+            self.key = tail_key(right).filter(|_| c.keeps_tails());
         }
     }
 
