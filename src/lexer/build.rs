@@ -52,6 +52,10 @@ pub struct Lexer {
     /// Per terminal: the length in bytes of its shortest lexeme (`u32::MAX`
     /// if it matches nothing). Lower bounds for hole-size limits.
     pub(crate) min_len: Vec<u32>,
+    /// Per terminal, made at its first use by a witness search: the fewest
+    /// bytes each L-state reads before it can emit it (see
+    /// [`ToEmit`](super::witness::ToEmit)).
+    pub(crate) to_emit: super::witness::ToEmit,
     /// Unique per lexer built in this process (a clone keeps it: same
     /// automaton), so caches keyed by lexer states can tell lexers apart.
     pub(crate) uid: u64,
@@ -140,6 +144,7 @@ impl Lexer {
             dominators: Vec::new(),
             dominated_set: Vec::new(),
             min_len: Vec::new(),
+            to_emit: super::witness::ToEmit::new(n_terms),
         };
         let mut ids: HashMap<(u32, Vec<u32>, bool), u32> = HashMap::new();
         let q0 = lx.dfa.start();

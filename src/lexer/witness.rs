@@ -2,8 +2,9 @@
 //! back to bytes: short hole fills whose maximal-munch lexing is that sequence.
 //!
 //! Weighted A* search (unit moves, estimate: one move per terminal still to
-//! emit, per text byte still to read and per hole still to leave, weighted
-//! by [`WEIGHT`]), constrained to the witness path's spans and to at most
+//! emit, per text byte still to read and per hole still to leave, and in a
+//! hole the terminals must be emitted in, the fewest bytes the lexer state
+//! needs to emit them ([`ToEmit`]); weighted by [`WEIGHT`]), constrained to the witness path's spans and to at most
 //! the text bytes the path swallows (see [`TokenNfa::build_weighed`](super::TokenNfa::build_weighed)),
 //! over `(position, lexer state, terminals emitted)`, the lexer state
 //! tagged while its lexeme began in a hole:
@@ -17,6 +18,8 @@
 //! than breadth-first. Inside holes the visited set is a dense array per
 //! `(hole, terminals emitted)` — the search touches most lexer states
 //! there — and a hash map elsewhere. Cost: bounded by the budget.
+
+use std::sync::OnceLock;
 
 use super::build::{Lexer, LDEAD};
 use super::tokens::{base, tagged, Layout, Span, TAG};
@@ -165,6 +168,107 @@ impl Queue {
     }
 }
 
+/// Per terminal `t` and L-state `l`: the fewest bytes `l` reads (lexemes
+/// of ignored terminals skipped on the way) before it can emit `t`
+/// ([`FAR`]: never). A lower bound on the hole bytes a fill still needs
+/// where `t` must be emitted before its hole is left (see [`fills_for`]),
+/// and, where it is [`FAR`], the proof that a node is dead. A terminal's
+/// table is a 0-1 breadth-first search backwards over the lexer's byte
+/// steps (one byte each) and skips (none), made the first time a witness
+/// search asks for it: O(L-states × byte classes) each (C++: 689 × 100).
+#[derive(Clone, Debug)]
+pub(crate) struct ToEmit {
+    /// The lexer's moves backwards, by target: `back[at[l]..at[l + 1]]`
+    /// are the `(source, bytes)` moves into `l`.
+    back: OnceLock<Moves>,
+    per_term: Box<[OnceLock<Box<[u16]>>]>,
+}
+
+/// Moves grouped by state: offsets, and `(other state, bytes)` per move.
+type Moves = (Vec<u32>, Vec<(u32, u16)>);
+
+/// No way to emit the terminal ([`ToEmit`]).
+const FAR: u16 = u16::MAX;
+
+impl ToEmit {
+    /// Tables for `n_terms` terminals, none made yet.
+    pub(crate) fn new(n_terms: usize) -> ToEmit {
+        ToEmit {
+            back: OnceLock::new(),
+            per_term: (0..n_terms).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The table of terminal `t` (by L-state), made on first use.
+    fn of(&self, lexer: &Lexer, t: u32) -> &[u16] {
+        let Some(cell) = self.per_term.get(t as usize) else {
+            return &[];
+        };
+        cell.get_or_init(|| {
+            let (at, back) = self.back.get_or_init(|| backward_moves(lexer));
+            let n = lexer.len();
+            let mut dist = vec![FAR; n];
+            let mut queue = std::collections::VecDeque::new();
+            for l in 1..n as u32 {
+                if lexer.emit[l as usize] != LDEAD && lexer.emits(l).binary_search(&t).is_ok() {
+                    dist[l as usize] = 0;
+                    queue.push_back(l);
+                }
+            }
+            while let Some(u) = queue.pop_front() {
+                let du = dist[u as usize];
+                for &(v, cost) in &back[at[u as usize] as usize..at[u as usize + 1] as usize] {
+                    let dv = du.saturating_add(cost).min(FAR - 1);
+                    if dv < dist[v as usize] {
+                        dist[v as usize] = dv;
+                        match cost {
+                            0 => queue.push_front(v),
+                            _ => queue.push_back(v),
+                        }
+                    }
+                }
+            }
+            dist.into_boxed_slice()
+        })
+    }
+}
+
+/// The lexer's moves (a byte step: 1 byte; a skipped lexeme: none)
+/// backwards, grouped by target as offsets and `(source, bytes)`.
+fn backward_moves(lexer: &Lexer) -> Moves {
+    let n = lexer.len();
+    let mut moves: Vec<(u32, (u32, u16))> = Vec::new();
+    // The last source that moved into each state: one move per pair.
+    let mut last = vec![u32::MAX; n];
+    for l in 1..n as u32 {
+        for c in 0..lexer.n_classes() {
+            let to = lexer.next_class(l, c);
+            if to != LDEAD && last[to as usize] != l {
+                last[to as usize] = l;
+                moves.push((to, (l, 1)));
+            }
+        }
+        let e = lexer.emit[l as usize];
+        if lexer.skippable[l as usize] && e != LDEAD {
+            moves.push((e, (l, 0)));
+        }
+    }
+    let mut at = vec![0u32; n + 1];
+    for &(to, _) in &moves {
+        at[to as usize + 1] += 1;
+    }
+    for l in 0..n {
+        at[l + 1] += at[l];
+    }
+    let mut back = vec![(0u32, 0u16); moves.len()];
+    let mut fill = at.clone();
+    for (to, m) in moves {
+        back[fill[to as usize] as usize] = m;
+        fill[to as usize] += 1;
+    }
+    (at, back)
+}
+
 /// Finds hole fills such that the filled text lexes to `word`; `None` if none
 /// exists. `at[i]` is the span of positions where `word[i]` may be emitted
 /// (the span of the [`TokenNfa`](super::TokenNfa) state it leaves on the
@@ -208,7 +312,9 @@ pub(crate) fn fills_for(
     // Weighted A* with the admissible, consistent estimate "one move per
     // terminal still to emit, per text byte still to read and per hole still
     // to leave" (each move lowers it by at most one; only hole bytes and
-    // skipped lexemes do not), times WEIGHT, on each level of swallowed
+    // skipped lexemes do not), plus the hole bytes below (`hole_bytes`: a
+    // byte lowers them by at most one, an emission or a skip does not lower
+    // them), times WEIGHT, on each level of swallowed
     // bytes in turn. Counting the text bytes matters
     // on canvases with many holes: without them every way of emitting
     // terminals early, in an earlier hole, ties with the right one and the
@@ -231,6 +337,46 @@ pub(crate) fn fills_for(
     let too_late = |p: u32, i: u32| at.get(i as usize).is_some_and(|&(_, last)| p > last);
     let remaining =
         |p: u32, i: u32| word.len() as u32 - i.min(word.len() as u32) + text_after[p as usize];
+    // In a hole, where the next terminal must be emitted before the hole is
+    // left (its span ends there), the bytes still to read are hole bytes:
+    // at least the fewest its lexer state needs to emit it, plus the
+    // shortest lexemes of the terminals after it that must be emitted there
+    // too (`need`, over at most 64 of them: a lower bound either way). The
+    // estimate counts them, and a node whose state can never emit its next
+    // terminal is dead (`None`).
+    ceiling.admit(word.len().saturating_mul(4))?;
+    let need: Vec<u32> = (0..word.len())
+        .map(|i| {
+            let last = at[i].1;
+            word[i + 1..]
+                .iter()
+                .zip(&at[i + 1..])
+                .take(64)
+                .take_while(|(_, &(_, l))| l <= last)
+                .fold(0u32, |sum, (&t, _)| {
+                    sum.saturating_add(lexer.min_len.get(t as usize).copied().unwrap_or(0))
+                })
+        })
+        .collect();
+    let hole_bytes = |p: u32, l: u32, i: u32| -> Option<u32> {
+        let Some(&t) = word.get(i as usize) else {
+            return Some(0);
+        };
+        if !is_hole(p) {
+            return Some(0);
+        }
+        let d = lexer
+            .to_emit
+            .of(lexer, t)
+            .get(base(l) as usize)
+            .copied()
+            .unwrap_or(0);
+        match (d, at[i as usize].1 == p) {
+            (FAR, _) => None,
+            (d, true) => Some((d as u32).saturating_add(need[i as usize])),
+            (_, false) => Some(0),
+        }
+    };
     let first = ((WEIGHT * remaining(0, 0)) as usize).min(BUCKETS - 1);
     ceiling.admit((first + 1).saturating_mul(std::mem::size_of::<Vec<u32>>()))?;
     let mut queue = Queue {
@@ -265,16 +411,21 @@ pub(crate) fn fills_for(
             }
         }
         // A swallowed byte costs `SWALLOW` moves.
-        let f_of = |p2: u32, i2: u32, sw: u32| {
-            (depth as usize + 1) + (WEIGHT * remaining(p2, i2)) as usize + SWALLOW * sw as usize
+        let f_of = |p2: u32, i2: u32, sw: u32, hole: u32| {
+            (depth as usize + 1)
+                + (WEIGHT as usize) * (remaining(p2, i2) as usize + hole as usize)
+                + SWALLOW * sw as usize
         };
         let mut push =
             |nodes: &mut Vec<Node>, queue: &mut Queue, p: u32, l: u32, i: u32, swallowed: u32| {
-                if swallowed <= max_swallowed
-                    && !too_late(p, i)
-                    && visited.insert(is_hole(p), p, l, i, swallowed)?
-                {
-                    queue.push(f_of(p, i, swallowed), nodes.len() as u32)?;
+                if swallowed > max_swallowed || too_late(p, i) {
+                    return Fits::Ok(());
+                }
+                let Some(hole) = hole_bytes(p, l, i) else {
+                    return Fits::Ok(());
+                };
+                if visited.insert(is_hole(p), p, l, i, swallowed)? {
+                    queue.push(f_of(p, i, swallowed, hole), nodes.len() as u32)?;
                     let node = Node {
                         depth: depth + 1,
                         p,
@@ -309,14 +460,27 @@ pub(crate) fn fills_for(
                 budget.spend(lexer.n_classes() as u64)?;
                 // A lexeme begun here is tagged.
                 let tag = if track && lexer.is_fresh(l) { TAG } else { tag };
-                let f = f_of(p, i, swallowed);
+                let f = f_of(p, i, swallowed, 0);
+                // The next terminal's table, if it must be emitted in this
+                // hole (see `hole_bytes`).
+                let table = word.get(i as usize).map(|&t| lexer.to_emit.of(lexer, t));
+                let forced = at.get(i as usize).is_some_and(|&(_, last)| last == p);
+                let need = need.get(i as usize).copied().unwrap_or(0);
                 // Byte steps stay in this hole's (p, i) block: look it up once.
                 let block = visited.block(p, i)?;
                 for c in 0..lexer.n_classes() {
                     let n = lexer.next_class(l, c);
-                    if n == LDEAD || !improve(&mut block[slot(n_states, n | tag)], swallowed) {
+                    if n == LDEAD {
                         continue;
                     }
+                    let d = table.map_or(0, |d| d.get(n as usize).copied().unwrap_or(0));
+                    if d == FAR || !improve(&mut block[slot(n_states, n | tag)], swallowed) {
+                        continue;
+                    }
+                    let hole = match forced {
+                        true => (d as u32).saturating_add(need),
+                        false => 0,
+                    };
                     // A state reached no later with fewer munch checkers (and
                     // no more swallowed) can do all this one can, as soon:
                     // skip this one.
@@ -326,7 +490,7 @@ pub(crate) fn fills_for(
                     {
                         continue;
                     }
-                    queue.push(f, nodes.len() as u32)?;
+                    queue.push(f + (WEIGHT as usize) * hole as usize, nodes.len() as u32)?;
                     let node = Node {
                         depth: depth + 1,
                         p,
@@ -361,4 +525,71 @@ pub(crate) fn fills_for(
         f.reverse();
     }
     Ok(Some(fills))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::Grammar;
+
+    /// The fewest bytes from `l` to a state that emits `t`, by a forward
+    /// search (Dijkstra on 0/1 costs) over byte steps and skips: the
+    /// independent oracle of [`ToEmit`]'s backward one.
+    fn forward(lexer: &Lexer, l: u32, t: u32) -> u16 {
+        let mut dist = vec![u32::MAX; lexer.len()];
+        let mut queue = std::collections::VecDeque::from([(l, 0u32)]);
+        dist[l as usize] = 0;
+        let mut best = u32::MAX;
+        while let Some((u, du)) = queue.pop_front() {
+            if du > dist[u as usize] {
+                continue;
+            }
+            if lexer.emit[u as usize] != LDEAD && lexer.emits(u).contains(&t) {
+                best = best.min(du);
+            }
+            let e = lexer.emit[u as usize];
+            if lexer.skippable[u as usize] && e != LDEAD && du < dist[e as usize] {
+                dist[e as usize] = du;
+                queue.push_front((e, du));
+            }
+            for c in 0..lexer.n_classes() {
+                let v = lexer.next_class(u, c);
+                if v != LDEAD && du + 1 < dist[v as usize] {
+                    dist[v as usize] = du + 1;
+                    queue.push_back((v, du + 1));
+                }
+            }
+        }
+        match best {
+            u32::MAX => FAR,
+            b => b.min(u32::from(FAR) - 1) as u16,
+        }
+    }
+
+    #[test]
+    fn bytes_to_emit_equal_a_forward_search() {
+        let grammars = [
+            include_str!("../../grammars/json.ebnf"),
+            include_str!("../../grammars/cpp.ebnf"),
+            // Keywords inside identifiers, a comment to skip, and a
+            // terminal no state after `b` can reach but by skipping.
+            "start: (A | B | K | I)+\nA: \"a\"\nB: \"b\" \"c\"*\nK: \"if\"\nI: /[a-z]+/\nCOMMENT: /#[^\\n]*\\n/\n%ignore COMMENT\n%ignore \" \"",
+        ];
+        let mut far = 0;
+        for src in grammars {
+            let g = Grammar::from_lark(src, None).unwrap();
+            let lexer = Lexer::new(&g, crate::lexer::DEFAULT_LEXER_LIMIT).unwrap();
+            // Every state of the small lexers; a sample of C++'s.
+            let stride = lexer.len().div_ceil(60);
+            for t in 0..lexer.n_terms as u32 {
+                let table = lexer.to_emit.of(&lexer, t);
+                for l in (1..lexer.len() as u32).step_by(stride) {
+                    let want = forward(&lexer, l, t);
+                    far += usize::from(want == FAR);
+                    assert_eq!(table[l as usize], want, "terminal {t} from state {l}");
+                }
+            }
+        }
+        assert!(far > 0, "some state can never emit some terminal");
+    }
 }
