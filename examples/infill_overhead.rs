@@ -15,8 +15,10 @@
 //!
 //! Prints a markdown table: per region count and mode, the tokens generated,
 //! model and constraint time per generated token (and the constraint's time
-//! outside the forward passes), the constraint's share, rejections and
-//! masks per instance.
+//! outside the forward passes), that time per proposed token (generated
+//! plus rejected; and without the witness completions `con` finishes
+//! from, once per instance), the constraint's share, rejections
+//! and masks per instance.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -96,8 +98,8 @@ fn main() -> cdiff::Result<()> {
         model_dir.display(),
         sources.len()
     );
-    println!("| regions | mode | instances | tokens | model ms/token | constraint ms/token (outside forward passes) | constraint share | rejections/instance | masks/instance | valid | witness |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| regions | mode | instances | tokens | model ms/token | constraint ms/token (outside forward passes) | constraint µs/proposal outside forward passes (without witnesses) | constraint share | rejections/instance | masks/instance | valid | witness |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let modes = [
         ("vanilla", Mode::Vanilla, None, false),
         ("con, rejection sampling", Mode::Con, None, false),
@@ -113,6 +115,7 @@ fn main() -> cdiff::Result<()> {
             let c = c.clone();
             let mut rng = SplitMix64::new(n as u64);
             let (mut tokens, mut tm, mut tc) = (0usize, Duration::ZERO, Duration::ZERO);
+            let mut tw = Duration::ZERO;
             let mut overlapped = Duration::ZERO;
             let (mut count, mut valid, mut witness) = (0, 0, 0);
             let (mut rejections, mut masks) = (0, 0);
@@ -141,6 +144,7 @@ fn main() -> cdiff::Result<()> {
                 tokens += out.tokens;
                 tm += out.time_model;
                 tc += out.time_constraint;
+                tw += out.time_witness;
                 overlapped += out.time_overlapped;
                 count += 1;
                 valid += out.valid as usize;
@@ -149,11 +153,15 @@ fn main() -> cdiff::Result<()> {
                 masks += out.masks;
             }
             let per = |d: Duration| d.as_secs_f64() * 1e3 / tokens.max(1) as f64;
+            let proposals = (tokens + rejections).max(1) as f64;
+            let per_proposal = |d: Duration| d.as_secs_f64() * 1e6 / proposals;
             println!(
-                "| {n} | {name} | {count} | {tokens} | {:.3} | {:.3} ({:.3}) | {:.0} % | {:.1} | {:.1} | {valid}/{count} | {witness} |",
+                "| {n} | {name} | {count} | {tokens} | {:.3} | {:.3} ({:.3}) | {:.1} ({:.1}) | {:.0} % | {:.1} | {:.1} | {valid}/{count} | {witness} |",
                 per(tm),
                 per(tc),
                 per(tc - overlapped),
+                per_proposal(tc - overlapped),
+                per_proposal(tc - overlapped - tw),
                 100.0 * tc.as_secs_f64() / (tm + tc).as_secs_f64().max(1e-12),
                 rejections as f64 / count.max(1) as f64,
                 masks as f64 / count.max(1) as f64

@@ -149,6 +149,7 @@ pub fn run(a: &DecodeArgs) -> Result<(), CliError> {
                 "text_fallback": out.text_fallback,
                 "micros_model": micros(out.time_model),
                 "micros_constraint": micros(out.time_constraint),
+                "micros_witness": micros(out.time_witness),
                 "micros_total": micros(wall),
                 "constraint_share": share,
             })

@@ -176,6 +176,7 @@ pub fn run(a: &InfillArgs) -> Result<(), CliError> {
                 "ms_model": micros(out.time_model) / 1000.0,
                 "ms_constraint": micros(out.time_constraint) / 1000.0,
                 "ms_constraint_overlapped": micros(out.time_overlapped) / 1000.0,
+                "ms_witness": micros(out.time_witness) / 1000.0,
                 "ms_total": micros(wall) / 1000.0,
                 "ms_load": micros(loaded_in) / 1000.0,
             })

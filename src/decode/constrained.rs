@@ -265,6 +265,7 @@ pub fn decode_answer(
             known_refusals: 0,
             time_model: Default::default(),
             time_constraint: Default::default(),
+            time_witness: Default::default(),
             used_witness: false,
             text_fallback: false,
             region_fills: Vec::new(),
@@ -1006,7 +1007,9 @@ impl<'a> Decoder<'a, '_> {
                 .completable_best(&v.partial)?,
             None => Verdict::NotCompletable,
         };
-        self.out.time_constraint += t0.elapsed();
+        let spent = t0.elapsed();
+        self.out.time_constraint += spent;
+        self.out.time_witness += spent;
         let (Some(view), Verdict::Completable(done)) = (view, verdict) else {
             // Only when the prefill itself is not completable.
             self.out.failed = true;

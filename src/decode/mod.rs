@@ -368,6 +368,9 @@ pub struct DecodeOutput {
     pub time_model: Duration,
     /// Time in completability checks and the witness.
     pub time_constraint: Duration,
+    /// The part of `time_constraint` spent on the witness completion `Con`
+    /// finished from (once per output, not per proposal).
+    pub time_witness: Duration,
     /// `Con` finished from the witness completion.
     pub used_witness: bool,
     /// The witness could not be written as tokens into the canvas, so the

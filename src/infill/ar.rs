@@ -552,7 +552,9 @@ impl<'a> Run<'a> {
             .partial_with_holes(&self.fills, r, &fill, true);
         let t0 = Instant::now();
         let verdict = self.constraint().completable_best(&p)?;
-        self.out.time_constraint += t0.elapsed();
+        let spent = t0.elapsed();
+        self.out.time_constraint += spent;
+        self.out.time_witness += spent;
         let Verdict::Completable(done) = verdict else {
             // Unreachable after a successful check of the same partial.
             self.fills.push(fill);

@@ -66,6 +66,7 @@ pub fn infill_diffusion(
         forward_passes: out.forward_passes,
         time_model: out.time_model,
         time_constraint: out.time_constraint + time_constraint,
+        time_witness: out.time_witness,
         masks: 0,
         masks_abandoned: 0,
         time_overlapped: std::time::Duration::ZERO,

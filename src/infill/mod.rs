@@ -90,6 +90,9 @@ pub struct InfillOutput {
     pub time_model: Duration,
     /// Time in completability checks and the witness.
     pub time_constraint: Duration,
+    /// The part of `time_constraint` spent on the witness completion `Con`
+    /// finished from (once per output, not per proposal).
+    pub time_witness: Duration,
     /// The part of `time_constraint` spent while the model's forward passes
     /// ran (masks ahead, [`ArInfillConfig::mask_after`] `Some(0)`): the
     /// constraint cost the infill only `time_constraint - time_overlapped`.
