@@ -539,6 +539,54 @@ fn template_that_cannot_be_completed_names_the_chunk() {
     assert!(cdiff::infill::check_template(&c, &t).is_ok());
 }
 
+/// Autoregressive infilling answers "is the template completable?" by the
+/// first region's insertion point (the empty insertion there), not by a
+/// check of its own: the same verdicts, and a refused template still gets
+/// the check's message naming the chunk; fresh checks ask the check.
+#[test]
+fn ar_infill_refuses_a_dead_template_by_its_first_point() {
+    let dir = tmp("dead-template");
+    init_random_ar(ArFamily::Qwen2, Size::Tiny, &dir, 1, None).unwrap();
+    let mut m = load_causal(dir.to_str().unwrap(), &Device::Cpu, DType::F32).unwrap();
+    let g = Grammar::from_lark(r#"start: "a" ("b" | "c")* "d""#, None).unwrap();
+    let c = Constraint::compile(&g).unwrap();
+    let cases = [
+        (
+            r#"["a", null, "d", null, "c"]"#,
+            Some("chunk 2 (after region 2)"),
+        ),
+        (r#"["d", null]"#, Some("first chunk")),
+        (
+            r#"["a", null, "b", null, "a"]"#,
+            Some("chunk 2 (after region 2)"),
+        ),
+        (r#"["a", null, "d"]"#, None),
+        (r#"["a", null, "b", null, "d"]"#, None),
+    ];
+    for (json, refused) in cases {
+        let t = Template::from_json(json).unwrap();
+        for fresh_checks in [false, true] {
+            let cfg = ArInfillConfig {
+                mode: Mode::Con,
+                max_tokens: 4,
+                mask_after: Some(8),
+                fresh_checks,
+                ..ArInfillConfig::default()
+            };
+            let got = infill_ar(&mut m.model, &m.tokenizer, &m.fim, Some(&c), &t, &cfg);
+            match (refused, got) {
+                (Some(chunk), Err(e)) => {
+                    assert!(e.to_string().contains("not completable"), "{json}: {e}");
+                    assert!(e.to_string().contains(chunk), "{json}: {e}");
+                }
+                (None, Ok(out)) => assert!(out.valid, "{json}: con is always valid"),
+                (want, got) => panic!("{json} (fresh checks {fresh_checks}): {want:?}, {got:?}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn adjacent_regions_get_one_fill_each() {
     let t = Template::from_json(r#"["[", null, null, "]"]"#).unwrap();
