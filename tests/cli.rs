@@ -510,6 +510,7 @@ fn infill_with_an_autoregressive_model_end_to_end() {
         "ms_model",
         "ms_constraint",
         "ms_constraint_overlapped",
+        "ms_witness",
     ] {
         assert!(v.get(key).is_some(), "{key}");
     }
@@ -520,6 +521,10 @@ fn infill_with_an_autoregressive_model_end_to_end() {
     let times_add_up = |v: &Value| {
         let ms = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k}"));
         assert!(ms("ms_constraint_overlapped") <= ms("ms_constraint"));
+        // The witness is part of the constraint's time, and only there when
+        // con finished from it.
+        assert!(ms("ms_witness") <= ms("ms_constraint"));
+        assert_eq!(ms("ms_witness") > 0.0, v["used_witness"] == true);
         assert!(
             ms("ms_total") >= ms("ms_model") + ms("ms_constraint") - ms("ms_constraint_overlapped")
         );

@@ -423,6 +423,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
                 tokens: 0,
                 ms_model: 0.0,
                 ms_constraint: 0.0,
+                ms_witness: None,
                 ms_total: wall.as_secs_f64() * 1e3,
                 rejections: 0,
                 used_witness: false,
@@ -448,6 +449,7 @@ fn run_task(a: &EvalRunArgs) -> Result<(), CliError> {
                     r.tokens = o.tokens;
                     r.ms_model = o.time_model.as_secs_f64() * 1e3;
                     r.ms_constraint = o.time_constraint.as_secs_f64() * 1e3;
+                    r.ms_witness = Some(o.time_witness.as_secs_f64() * 1e3);
                     r.rejections = o.rejections;
                     r.used_witness = o.used_witness;
                     r.gave_up = o.failed;

@@ -346,6 +346,7 @@ fn run_one(
         tokens: 0,
         ms_model: 0.0,
         ms_constraint: 0.0,
+        ms_witness: None,
         ms_total: 0.0,
         rejections: 0,
         used_witness: false,
@@ -390,6 +391,7 @@ fn run_one(
             r.tokens = g.tokens;
             r.ms_model = g.ms_model;
             r.ms_constraint = g.ms_constraint;
+            r.ms_witness = Some(g.ms_witness);
             r.rejections = g.rejections;
             r.used_witness = g.used_witness;
             r.gave_up = g.gave_up;
@@ -443,6 +445,7 @@ struct Generated {
     tokens: usize,
     ms_model: f64,
     ms_constraint: f64,
+    ms_witness: f64,
     rejections: usize,
     used_witness: bool,
     gave_up: bool,
@@ -481,6 +484,7 @@ fn generate(
             tokens: 0,
             ms_model: 0.0,
             ms_constraint: 0.0,
+            ms_witness: 0.0,
             rejections: 0,
             used_witness: false,
             gave_up: false,
@@ -525,6 +529,7 @@ fn generate(
         tokens: o.accepted,
         ms_model: o.time_model.as_secs_f64() * 1e3,
         ms_constraint: o.time_constraint.as_secs_f64() * 1e3,
+        ms_witness: o.time_witness.as_secs_f64() * 1e3,
         rejections: o.rejections,
         used_witness: o.used_witness,
         gave_up: o.failed,

@@ -60,6 +60,10 @@ pub struct Record {
     pub ms_model: f64,
     /// Milliseconds in the constraint (checks and witness).
     pub ms_constraint: f64,
+    /// The part of `ms_constraint` spent on the witness completion `con`
+    /// finished from (absent in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_witness: Option<f64>,
     /// Milliseconds of the whole generation.
     #[serde(default)]
     pub ms_total: f64,

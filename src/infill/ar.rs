@@ -125,9 +125,52 @@ struct Run<'a> {
     /// The model's vocabulary as a trie, asked of the codec at the first
     /// mask (a tokenizer keeps it for every later run).
     vocab: Option<Arc<Vocabulary>>,
-    /// The first region's insertion point, made where the template was
-    /// checked (its first answer), for the region's proposals.
-    first: Option<Insertion<'a>>,
+    /// The first region's insertion points, made where the template was
+    /// checked (their first answer), for the region's proposals.
+    first: Option<Points<'a>>,
+}
+
+/// The insertion points of the region being written, after what it holds
+/// so far: `open`, with the region open (where tokens are proposed and
+/// masked), and `closed`, with the region closed — whether it may end
+/// there — made the first time that is asked and moved up to the region's
+/// end each time it is asked again (with masks ahead, in the mask's
+/// thread), so that a region's later questions search the charts its
+/// first one built instead of checking the whole template each (with masks
+/// ahead, one per token).
+struct Points<'a> {
+    open: Insertion<'a>,
+    /// The closed point and how many bytes of the region it is past.
+    closed: Option<(Insertion<'a>, usize)>,
+    /// The text before the region, and the rest of the template after it
+    /// (the closed point's `right`).
+    left: Partial,
+    rest: Partial,
+}
+
+impl<'a> Points<'a> {
+    /// Whether the region may end after `fill`, what it holds (the bytes
+    /// `open` was moved past).
+    fn closes(&mut self, c: &'a Constraint, fill: &[u8]) -> Result<bool> {
+        let closed = match &mut self.closed {
+            Some((closed, past)) => {
+                if fill.len() > *past {
+                    closed.advance(&fill[*past..]);
+                    *past = fill.len();
+                }
+                closed
+            }
+            None => {
+                let mut left = self.left.clone();
+                if !fill.is_empty() {
+                    left.push_text(fill);
+                }
+                let at = Insertion::new(c, &left, &self.rest)?.expecting_many();
+                &mut self.closed.insert((at, fill.len())).0
+            }
+        };
+        closed.allows(b"")
+    }
 }
 
 /// Fills `template` with an autoregressive FIM model, region by region (see
@@ -186,7 +229,7 @@ pub fn infill_ar(
         // refused, the check says where the template fails.
         let mut first = run.insertion(0)?;
         let t0 = Instant::now();
-        let completable = first.allows(b"")?;
+        let completable = first.open.allows(b"")?;
         run.out.time_constraint += t0.elapsed();
         if !completable {
             let t0 = Instant::now();
@@ -331,8 +374,7 @@ impl<'a> Run<'a> {
         // forward pass for it runs.
         let ahead = constrained && self.cfg.mask_after == Some(0);
         let mut fill: Vec<u8> = Vec::new();
-        let (mut row, mut ready) =
-            self.forward_ahead(&prompt, 0, point.as_mut(), ahead, r, &fill)?;
+        let (mut row, mut ready) = self.forward_ahead(&prompt, 0, point.as_mut(), ahead, &fill)?;
         for offset in prompt.len()..prompt.len() + self.cfg.max_tokens {
             let seed = self.rng.next_u64();
             let chosen = match ready.take() {
@@ -360,14 +402,14 @@ impl<'a> Run<'a> {
             fill.extend_from_slice(bytes);
             if let Some(at) = point.as_mut() {
                 let t0 = Instant::now();
-                at.advance(bytes);
+                at.open.advance(bytes);
                 self.out.time_constraint += t0.elapsed();
             }
             self.out.tokens += 1;
-            (row, ready) = self.forward_ahead(&[t], offset, point.as_mut(), ahead, r, &fill)?;
+            (row, ready) = self.forward_ahead(&[t], offset, point.as_mut(), ahead, &fill)?;
         }
         // The token limit: close the region if the grammar allows.
-        if constrained && !self.closes(r, &fill)? {
+        if constrained && !self.closes(point.as_mut(), r, &fill)? {
             return self.out_of_rejections(r, fill);
         }
         self.fills.push(fill);
@@ -385,7 +427,7 @@ impl<'a> Run<'a> {
         row: &[f32],
         params: &SampleParams,
         seed: u64,
-        mut point: Option<&mut Insertion<'a>>,
+        mut point: Option<&mut Points<'a>>,
         r: usize,
         fill: &[u8],
         mask_after: Option<usize>,
@@ -405,7 +447,7 @@ impl<'a> Run<'a> {
             let Some(t) = tok else { break None };
             let ok = match point.as_deref_mut() {
                 None => true,
-                Some(_) if self.fim.stops.contains(&t) => self.closes(r, fill)?,
+                Some(at) if self.fim.stops.contains(&t) => self.closes(Some(at), r, fill)?,
                 Some(_) if self.cfg.fresh_checks => {
                     let mut with = fill.to_vec();
                     with.extend_from_slice(self.codec.token_bytes(t));
@@ -414,7 +456,7 @@ impl<'a> Run<'a> {
                 }
                 Some(at) => {
                     let t0 = Instant::now();
-                    let ok = at.allows(self.codec.token_bytes(t))?;
+                    let ok = at.open.allows(self.codec.token_bytes(t))?;
                     self.out.time_constraint += t0.elapsed();
                     ok
                 }
@@ -446,9 +488,9 @@ impl<'a> Run<'a> {
         Ok(chosen)
     }
 
-    /// The insertion point at the start of region `r` (the regions before
-    /// it filled, it and the later ones open).
-    fn insertion(&mut self, r: usize) -> Result<Insertion<'a>> {
+    /// The insertion points at the start of region `r` (the regions before
+    /// it filled, the later ones open).
+    fn insertion(&mut self, r: usize) -> Result<Points<'a>> {
         let t0 = Instant::now();
         let p = self.template.partial_at(&self.fills, r, b"", true);
         let (mut left, mut right) = (Partial::new(), Partial::new());
@@ -465,29 +507,54 @@ impl<'a> Run<'a> {
             }
         }
         // The point moves along the region, token by token.
-        let at = Insertion::new(self.constraint(), &left, &right).map(Insertion::expecting_many);
+        let open = Insertion::new(self.constraint(), &left, &right).map(Insertion::expecting_many);
+        // The region closed: the rest after its hole.
+        let mut rest = Partial::new();
+        for seg in right.segments().iter().skip(1) {
+            match seg {
+                Segment::Text(t) => rest.push_text(t),
+                Segment::Hole => rest.push_hole(),
+            }
+        }
         self.out.time_constraint += t0.elapsed();
-        at
+        Ok(Points {
+            open: open?,
+            closed: None,
+            left,
+            rest,
+        })
     }
 
-    /// Whether region `r` may end with `fill`.
-    fn closes(&mut self, r: usize, fill: &[u8]) -> Result<bool> {
-        let p = self.template.partial_at(&self.fills, r, fill, false);
-        self.check(&p)
+    /// Whether region `r` may end with `fill`: asked of its points `at`
+    /// (see [`Points`]), or with fresh checks (or no points) by a check of
+    /// the template.
+    fn closes(&mut self, at: Option<&mut Points<'a>>, r: usize, fill: &[u8]) -> Result<bool> {
+        match at.filter(|_| !self.cfg.fresh_checks) {
+            Some(at) => {
+                let t0 = Instant::now();
+                let ok = at.closes(self.constraint(), fill);
+                self.out.time_constraint += t0.elapsed();
+                ok
+            }
+            None => {
+                let p = self.template.partial_at(&self.fills, r, fill, false);
+                self.check(&p)
+            }
+        }
     }
 
     /// The ids the model may produce at the point `at` (after `fill` in
     /// region `r`): ordinary tokens the constraint allows there, and the
     /// stops if the region may end.
-    fn mask(&mut self, at: &mut Insertion<'a>, r: usize, fill: &[u8]) -> Result<Vec<bool>> {
+    fn mask(&mut self, at: &mut Points<'a>, r: usize, fill: &[u8]) -> Result<Vec<bool>> {
         let t0 = Instant::now();
         let codec = self.codec;
         let n = self.allowed.len();
         let vocab = self.vocab.get_or_insert_with(|| codec.vocabulary(n));
-        let allowed = at.mask(vocab)?;
+        let allowed = at.open.mask(vocab)?;
         self.out.time_constraint += t0.elapsed();
         self.out.masks += 1;
-        let stop = self.closes(r, fill)?;
+        let stop = self.closes(Some(at), r, fill)?;
         Ok(self.permitted(allowed, stop))
     }
 
@@ -508,7 +575,7 @@ impl<'a> Run<'a> {
     }
 
     /// The model's row after `tokens` and, with `ahead`, the ids it may
-    /// produce at `at` (after `fill` in region `r`): the mask is computed in
+    /// produce at `at` (after `fill`, what the region holds): the mask is computed in
     /// a second thread while the forward pass runs, so it costs the decode
     /// only what it takes beyond the forward pass
     /// ([`InfillOutput::time_overlapped`] is the rest). A mask that runs
@@ -519,9 +586,8 @@ impl<'a> Run<'a> {
         &mut self,
         tokens: &[u32],
         offset: usize,
-        at: Option<&mut Insertion<'a>>,
+        at: Option<&mut Points<'a>>,
         ahead: bool,
-        r: usize,
         fill: &[u8],
     ) -> Result<(Vec<f32>, Option<Vec<bool>>)> {
         let Some(at) = at.filter(|_| ahead) else {
@@ -535,13 +601,13 @@ impl<'a> Run<'a> {
             .clone();
         self.out.time_constraint += t0.elapsed();
         let c = self.constraint();
-        let closing = self.template.partial_at(&self.fills, r, fill, false);
         let (row, job, waited) = std::thread::scope(|s| {
             let job = s.spawn(move || {
                 let t0 = Instant::now();
                 let ids = at
+                    .open
                     .mask(&vocab)
-                    .and_then(|ids| Ok((ids, c.check(&closing)?)));
+                    .and_then(|ids| Ok((ids, at.closes(c, fill)?)));
                 (ids, t0.elapsed())
             });
             let row = self.forward(tokens, offset);
