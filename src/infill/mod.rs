@@ -43,7 +43,12 @@
 //! completability check of the whole partial output (`O(text)`) when no
 //! earlier token at the point had its lexing relation; a mask costs one
 //! trie walk over the vocabulary plus a check per distinct relation; per
-//! rejection an `O(V)` redraw.
+//! rejection an `O(V)` redraw. Whether a region may end (a stop token, a
+//! mask's stops, the token limit) is asked of a second point with the
+//! region closed, made at the first such question and moved up to the
+//! region's end at each next one; whether the template is completable at
+//! all, of the first region's point (its empty insertion) — no check of
+//! the whole template per question.
 
 mod ar;
 mod diffusion;
