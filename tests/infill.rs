@@ -43,6 +43,11 @@ fn templates() -> Vec<(&'static str, Template)> {
             Template::from_marked(CPP.as_bytes(), b"<F>").unwrap(),
         ),
         ("json.ebnf", Template::from_json(JSON).unwrap()),
+        // A region at the very end: nothing after it when it closes.
+        (
+            "json.ebnf",
+            Template::from_json(r#"["{\"a\": [1, ", null]"#).unwrap(),
+        ),
     ]
 }
 
