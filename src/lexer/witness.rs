@@ -4,8 +4,9 @@
 //! Weighted A* search (unit moves, estimate: one move per terminal still to
 //! emit, per text byte still to read and per hole still to leave, and in a
 //! hole the terminals must be emitted in, the fewest bytes the lexer state
-//! needs to emit them ([`ToEmit`]); weighted by [`WEIGHT`]), constrained to the witness path's spans and to at most
-//! the text bytes the path swallows (see [`TokenNfa::build_weighed`](super::TokenNfa::build_weighed)),
+//! needs to emit them ([`ToEmit`]); weighted by [`WEIGHT`]), constrained to
+//! the witness path's spans and to at most the text bytes the path
+//! swallows (see [`TokenNfa::build_weighed`](super::TokenNfa::build_weighed)),
 //! over `(position, lexer state, terminals emitted)`, the lexer state
 //! tagged while its lexeme began in a hole:
 //! chunk bytes are forced, hole bytes are free (one representative per byte
