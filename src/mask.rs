@@ -197,7 +197,7 @@ use crate::completable::{Constraint, FEW_HOLES};
 use crate::error::Result;
 use crate::hash::{FxMap, FxSet};
 use crate::intersect::{Base, Entering, Grown, Growth, Seed, Tail};
-use crate::lexer::{Point, Row, TokenNfa};
+use crate::lexer::{Point, Row, Rows, TokenNfa};
 use crate::partial::{Partial, Segment};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -589,7 +589,8 @@ impl Walk {
             .filter(|&&(p, _)| p == ROOT)
             .map(|&(_, x)| x)
             .collect();
-        let (kids_at, kids) = csr(r, edges.iter().filter(|&&(p, _)| p != ROOT).copied());
+        let (kids_at, kids) =
+            Rows::grouped(r, edges.iter().filter(|&&(p, _)| p != ROOT).copied()).into_parts();
         Walk {
             rels,
             runs_at,
@@ -649,7 +650,7 @@ impl Walk {
 
 /// `(token id, relation)` pairs (ids below `n_ids`, each once) as runs of
 /// consecutive ids of one relation, grouped by relation (`r` of them) and
-/// ascending within one: offsets and runs `start..end` as [`csr`] gives
+/// ascending within one: offsets and runs `start..end` as [`Rows::grouped`] gives
 /// them. Few pairs are sorted; many are placed in an array by id.
 fn runs_by_relation(
     mut owned: Vec<(u32, u32)>,
@@ -679,30 +680,7 @@ fn runs_by_relation(
             _ => runs.push((x, (t, t + 1))),
         }
     }
-    csr(r, runs.iter().copied())
-}
-
-/// Pairs `(key, value)`, keys below `n`, grouped by key as offsets and
-/// values (in their order within a key): the values of key `k` are
-/// `values[at[k]..at[k + 1]]`.
-fn csr<T: Copy + Default>(
-    n: usize,
-    pairs: impl Iterator<Item = (u32, T)> + Clone,
-) -> (Vec<u32>, Vec<T>) {
-    let mut at = vec![0u32; n + 1];
-    for (k, _) in pairs.clone() {
-        at[k as usize + 1] += 1;
-    }
-    for k in 0..n {
-        at[k + 1] += at[k];
-    }
-    let mut values = vec![T::default(); at[n] as usize];
-    let mut fill = at.clone();
-    for (k, v) in pairs {
-        values[fill[k as usize] as usize] = v;
-        fill[k as usize] += 1;
-    }
-    (at, values)
+    Rows::grouped(r, runs.iter().copied()).into_parts()
 }
 
 impl Vocabulary {

@@ -89,5 +89,5 @@ pub(crate) use point::{Point, Row};
 pub(crate) use tokens::Frontier;
 pub use tokens::TokenNfa;
 pub(crate) use tokens::{exits::Keep as KeepExits, keep_hole_exits};
-pub(crate) use tokens::{ones, EpsClosure, WeighedClosure};
+pub(crate) use tokens::{ones, EpsClosure, Rows, WeighedClosure};
 pub(crate) use witness::fills_for;

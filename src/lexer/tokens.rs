@@ -203,6 +203,33 @@ impl<T: Copy> Rows<T> {
         4 * self.at.capacity() + std::mem::size_of::<T>() * self.items.capacity()
     }
 
+    /// Pairs `(row, item)`, rows below `n`, grouped by row (a counting
+    /// sort; items keep their order within a row).
+    pub(crate) fn grouped(n: usize, pairs: impl Iterator<Item = (u32, T)> + Clone) -> Rows<T>
+    where
+        T: Default,
+    {
+        let mut at = vec![0u32; n + 1];
+        for (k, _) in pairs.clone() {
+            at[k as usize + 1] += 1;
+        }
+        for k in 0..n {
+            at[k + 1] += at[k];
+        }
+        let mut items = vec![T::default(); at[n] as usize];
+        let mut fill = at.clone();
+        for (k, x) in pairs {
+            items[fill[k as usize] as usize] = x;
+            fill[k as usize] += 1;
+        }
+        Rows { at, items }
+    }
+
+    /// The offsets (row `i` is `items[at[i]..at[i + 1]]`) and the items.
+    pub(crate) fn into_parts(self) -> (Vec<u32>, Vec<T>) {
+        (self.at, self.items)
+    }
+
     /// `n` empty rows.
     pub(crate) fn empty(n: usize) -> Rows<T> {
         Rows {

@@ -23,7 +23,7 @@
 use std::sync::OnceLock;
 
 use super::build::{Lexer, LDEAD};
-use super::tokens::{base, tagged, Layout, Span, TAG};
+use super::tokens::{base, tagged, Layout, Rows, Span, TAG};
 use crate::budget::{Budget, Ceiling, Fits};
 use crate::error::Result;
 use crate::hash::FxMap;
@@ -194,14 +194,11 @@ impl Queue {
 /// search asks for it: O(L-states × byte classes) each (C++: 689 × 100).
 #[derive(Clone, Debug)]
 pub(crate) struct ToEmit {
-    /// The lexer's moves backwards, by target: `back[at[l]..at[l + 1]]`
-    /// are the `(source, bytes)` moves into `l`.
-    back: OnceLock<Moves>,
+    /// The lexer's moves backwards: row `l` holds the `(source, bytes)`
+    /// moves into `l`.
+    back: OnceLock<Rows<(u32, u16)>>,
     per_term: Box<[OnceLock<Box<[u16]>>]>,
 }
-
-/// Moves grouped by state: offsets, and `(other state, bytes)` per move.
-type Moves = (Vec<u32>, Vec<(u32, u16)>);
 
 /// No way to emit the terminal ([`ToEmit`]).
 const FAR: u16 = u16::MAX;
@@ -221,7 +218,7 @@ impl ToEmit {
             return &[];
         };
         cell.get_or_init(|| {
-            let (at, back) = self.back.get_or_init(|| backward_moves(lexer));
+            let back = self.back.get_or_init(|| backward_moves(lexer));
             let n = lexer.len();
             let mut dist = vec![FAR; n];
             let mut queue = std::collections::VecDeque::new();
@@ -233,7 +230,7 @@ impl ToEmit {
             }
             while let Some(u) = queue.pop_front() {
                 let du = dist[u as usize];
-                for &(v, cost) in &back[at[u as usize] as usize..at[u as usize + 1] as usize] {
+                for &(v, cost) in back.row(u as usize) {
                     let dv = du.saturating_add(cost).min(FAR - 1);
                     if dv < dist[v as usize] {
                         dist[v as usize] = dv;
@@ -250,8 +247,8 @@ impl ToEmit {
 }
 
 /// The lexer's moves (a byte step: 1 byte; a skipped lexeme: none)
-/// backwards, grouped by target as offsets and `(source, bytes)`.
-fn backward_moves(lexer: &Lexer) -> Moves {
+/// backwards: per target, `(source, bytes)`.
+fn backward_moves(lexer: &Lexer) -> Rows<(u32, u16)> {
     let n = lexer.len();
     let mut moves: Vec<(u32, (u32, u16))> = Vec::new();
     // The last source that moved into each state: one move per pair.
@@ -269,20 +266,7 @@ fn backward_moves(lexer: &Lexer) -> Moves {
             moves.push((e, (l, 0)));
         }
     }
-    let mut at = vec![0u32; n + 1];
-    for &(to, _) in &moves {
-        at[to as usize + 1] += 1;
-    }
-    for l in 0..n {
-        at[l + 1] += at[l];
-    }
-    let mut back = vec![(0u32, 0u16); moves.len()];
-    let mut fill = at.clone();
-    for (to, m) in moves {
-        back[fill[to as usize] as usize] = m;
-        fill[to as usize] += 1;
-    }
-    (at, back)
+    Rows::grouped(n, moves.iter().copied())
 }
 
 /// Finds hole fills such that the filled text lexes to `word`; `None` if none
