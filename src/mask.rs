@@ -203,20 +203,29 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// A vocabulary as a byte trie in preorder: token ids by their bytes, with
 /// each node's subtree a contiguous range, so a walk skips a subtree by one
-/// jump.
+/// jump. Chains of nodes without tokens and with one child are merged
+/// into the edge below them (a node holds the bytes of its edge): half of
+/// Qwen2's 333,223 nodes are such, and a walk pays for a node (its
+/// tokens, its place on the path, a branch the processor cannot predict)
+/// besides the read of the successor table that each byte costs. A kept
+/// walk's build visits every node: C++ masks at fresh points (the
+/// report's 100), p90 8.2 → 6.8 ms.
 ///
 /// ```
 /// use cdiff::mask::Vocabulary;
 /// let v = Vocabulary::new(&["a", "ab", "b", ""]);
 /// assert_eq!(v.len(), 4);
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Vocabulary {
-    /// Per node: the byte of the edge into it (0 for the root).
-    byte: Vec<u8>,
-    /// Per node: its depth (the root is 0).
+    /// The bytes of the edge into node `k` are
+    /// `labels[label_at[k]..label_at[k + 1]]` (none for the root, at
+    /// least one for every other node).
+    label_at: Vec<u32>,
+    labels: Vec<u8>,
+    /// Per node: its depth in nodes (the root is 0).
     depth: Vec<u32>,
-    /// The largest depth (the longest token's length).
+    /// The largest depth in nodes.
     max_depth: usize,
     /// Per node: the index just past its subtree.
     end: Vec<u32>,
@@ -227,22 +236,17 @@ pub struct Vocabulary {
     n_ids: usize,
     /// Relations of every node from start states seen more than once
     /// (see [`Walk`]).
-    walks: Mutex<Walks>,
+    walks: WalkCache,
 }
 
-impl Clone for Vocabulary {
-    /// The walks are a cache: a clone starts without them.
-    fn clone(&self) -> Vocabulary {
-        Vocabulary {
-            byte: self.byte.clone(),
-            depth: self.depth.clone(),
-            max_depth: self.max_depth,
-            end: self.end.clone(),
-            at: self.at.clone(),
-            ids: self.ids.clone(),
-            n_ids: self.n_ids,
-            walks: Mutex::default(),
-        }
+/// The walks a vocabulary keeps: a cache, so a clone starts without
+/// them.
+#[derive(Debug, Default)]
+struct WalkCache(Mutex<Walks>);
+
+impl Clone for WalkCache {
+    fn clone(&self) -> WalkCache {
+        WalkCache::default()
     }
 }
 
@@ -312,16 +316,21 @@ struct Walks {
     bytes: usize,
 }
 
-/// A relation's successor not computed yet ([`Relations::next`]).
-const UNSEEN: u32 = u32::MAX - 1;
+/// A relation's successor not computed yet (a slot of
+/// [`Relations::next`]).
+const SLOT_UNSEEN: u16 = u16::MAX - 1;
+
+/// Every lexing died (a slot of [`Relations::next`]).
+const SLOT_DEAD: u16 = u16::MAX;
 
 /// Every lexing died ([`Relations::child`]).
 const DEAD: u32 = u32::MAX;
 
-/// Entries of a walk's table of successors, at most (16 MiB): relations
-/// met past it step the lexer at every node, so a lexer with very many
-/// byte classes and relations costs time, not memory (C++ over Qwen2:
-/// about 4,700 relations × 100 classes).
+/// Entries of a walk's table of successors, at most (8 MiB), for the
+/// first 65,534 relations at most: relations met past it step the lexer
+/// at every node, so a lexer with very many byte classes and relations
+/// costs time, not memory (C++ over Qwen2: about 4,700 relations × 100
+/// classes).
 const MAX_SUCCESSORS: usize = 1 << 22;
 
 /// The relations met by one walk of a vocabulary's trie from one point,
@@ -345,9 +354,12 @@ struct Relations {
     by_hash: FxMap<u64, u32>,
     same: Vec<u32>,
     /// `next[r * n_classes + c]`: the relation after relation `r` reads a
-    /// byte of class `c` (`UNSEEN`, or `DEAD` when every lexing dies), for
-    /// the relations met before the table reached `max_next` entries.
-    next: Vec<u32>,
+    /// byte of class `c` (`SLOT_UNSEEN`, or `SLOT_DEAD` when every lexing
+    /// dies), for the relations met before the table reached `max_next`
+    /// entries, numbered below [`SLOT_UNSEEN`]. Two bytes a slot: a walk
+    /// stalls on the table's reads more than anywhere else (C++ over
+    /// Qwen2: 4,700 relations × 100 classes, 0.9 MB so).
+    next: Vec<u16>,
     n_classes: usize,
     max_next: usize,
     /// Scratch for a step.
@@ -362,16 +374,18 @@ impl Relations {
 
     /// [`Relations::new`] with a table of at most `max_next` successors.
     fn with_table(lx: &crate::lexer::Lexer, start: &[Row], max_next: usize) -> Relations {
+        let t = spare::take();
         let mut rel = Relations {
-            rows: Vec::new(),
-            at: vec![0],
-            by_hash: FxMap::default(),
-            same: Vec::new(),
-            next: Vec::new(),
+            rows: t.rows,
+            at: t.at,
+            by_hash: t.by_hash,
+            same: t.same,
+            next: t.next,
             n_classes: lx.n_classes(),
             max_next,
-            out: Vec::new(),
+            out: t.out,
         };
+        rel.at.push(0);
         rel.intern(start);
         rel
     }
@@ -412,8 +426,10 @@ impl Relations {
         // row of it iff its id is below `next.len() / n_classes`.
         if self.next.len() + self.n_classes <= self.max_next
             && self.next.len() == r as usize * self.n_classes
+            && r < u32::from(SLOT_UNSEEN)
         {
-            self.next.resize(self.next.len() + self.n_classes, UNSEEN);
+            self.next
+                .resize(self.next.len() + self.n_classes, SLOT_UNSEEN);
         }
         r
     }
@@ -424,7 +440,8 @@ impl Relations {
     fn child(&mut self, lx: &crate::lexer::Lexer, point: &mut Point, r: u32, b: u8) -> u32 {
         let at = r as usize * self.n_classes + lx.class(b);
         match self.next.get(at) {
-            Some(&x) if x != UNSEEN => x,
+            Some(&SLOT_DEAD) => DEAD,
+            Some(&x) if x != SLOT_UNSEEN => u32::from(x),
             _ => self.stepped(lx, point, r, b, at),
         }
     }
@@ -448,59 +465,158 @@ impl Relations {
             false => self.intern(&out),
         };
         self.out = out;
-        if let Some(slot) = self.next.get_mut(at) {
-            *slot = x;
+        // A relation numbered past the slots' range is stepped every time.
+        let kept = match x {
+            DEAD => Some(SLOT_DEAD),
+            _ => u16::try_from(x).ok().filter(|&y| y < SLOT_UNSEEN),
+        };
+        if let (Some(slot), Some(y)) = (self.next.get_mut(at), kept) {
+            *slot = y;
         }
         x
     }
 }
 
+impl Drop for Relations {
+    /// The tables go back to this thread's spare, emptied (see
+    /// [`spare`]).
+    fn drop(&mut self) {
+        spare::give(self);
+    }
+}
+
+/// One [`Relations`]' tables kept per thread between walks, emptied, with
+/// their room. A walk from new lexer states meets thousands of relations
+/// (C++ over Qwen2: about 4,700, a successor table of 0.9 MB): grown from
+/// empty, each table was copied at every doubling and its fresh pages
+/// faulted in, about a third of the interning of a direct walk's
+/// relations (1.1–2.4 → 0.8–0.9 ms per walk with every relation new,
+/// measured with the table's room reserved).
+mod spare {
+    use super::{Relations, Row};
+    use crate::hash::FxMap;
+    use std::cell::RefCell;
+
+    /// The most bytes of room kept (a walk of a larger table gives its
+    /// room back to the allocator).
+    const KEEP_BYTES: usize = 8 << 20;
+
+    /// A [`Relations`]' tables, empty.
+    #[derive(Default)]
+    pub(super) struct Tables {
+        pub(super) rows: Vec<Row>,
+        pub(super) at: Vec<u32>,
+        pub(super) by_hash: FxMap<u64, u32>,
+        pub(super) same: Vec<u32>,
+        pub(super) next: Vec<u16>,
+        pub(super) out: Vec<Row>,
+    }
+
+    thread_local! {
+        static SPARE: RefCell<Option<Tables>> = const { RefCell::new(None) };
+    }
+
+    /// This thread's spare tables (empty ones when there are none).
+    pub(super) fn take() -> Tables {
+        SPARE
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.take()))
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Keeps `rel`'s tables (emptied) as this thread's spare, where they
+    /// are not too large.
+    pub(super) fn give(rel: &mut Relations) {
+        let bytes = 2 * rel.next.capacity()
+            + 4 * (rel.at.capacity() + rel.same.capacity())
+            + 12 * (rel.rows.capacity() + rel.out.capacity())
+            + 16 * rel.by_hash.capacity();
+        if bytes > KEEP_BYTES {
+            return;
+        }
+        let mut kept = Tables {
+            rows: std::mem::take(&mut rel.rows),
+            at: std::mem::take(&mut rel.at),
+            by_hash: std::mem::take(&mut rel.by_hash),
+            same: std::mem::take(&mut rel.same),
+            next: std::mem::take(&mut rel.next),
+            out: std::mem::take(&mut rel.out),
+        };
+        kept.rows.clear();
+        kept.at.clear();
+        kept.by_hash.clear();
+        kept.same.clear();
+        kept.next.clear();
+        kept.out.clear();
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.is_none() {
+                    *s = Some(kept);
+                }
+            }
+        });
+    }
+}
+
 /// Where a preorder walk of a vocabulary's trie stands: the relation of
-/// each node on the path from the root (by depth) and the path's bytes.
+/// each node on the path from the root (by depth) and the nodes.
 /// Both walks (a kept walk's build, a mask's direct walk) enter nodes
 /// through it.
 struct TriePath {
     relations: Relations,
     rel_at: Vec<u32>,
-    bytes: Vec<u8>,
+    /// The node entered last at each depth.
+    node_at: Vec<u32>,
 }
 
 impl TriePath {
-    /// At the root, whose relation (0) is `start`.
-    fn new(lx: &crate::lexer::Lexer, start: &[Row], max_depth: usize) -> TriePath {
+    /// At the root of `vocab`, whose relation (0) is `start`.
+    fn new(lx: &crate::lexer::Lexer, start: &[Row], vocab: &Vocabulary) -> TriePath {
         TriePath {
             relations: Relations::new(lx, start),
-            rel_at: vec![0; max_depth + 1],
-            bytes: vec![0; max_depth],
+            rel_at: vec![0; vocab.max_depth + 1],
+            node_at: vec![0; vocab.max_depth + 1],
         }
     }
 
-    /// Enters a node at depth `d` by byte `b` (below the node entered last
-    /// at depth `d - 1`; the root at 0): its relation, `None` when every
-    /// lexing dies there (and in its subtree).
+    /// Enters node `k` of `vocab` (below the node entered last at the
+    /// depth above it; the root first): its relation, `None` when every
+    /// lexing dies on its edge (and in its subtree).
     #[inline(always)]
     fn enter(
         &mut self,
         lx: &crate::lexer::Lexer,
         point: &mut Point,
-        d: usize,
-        b: u8,
+        vocab: &Vocabulary,
+        k: usize,
     ) -> Option<u32> {
+        let d = vocab.depth[k] as usize;
         if d == 0 {
             return Some(self.rel_at[0]);
         }
-        let x = self.relations.child(lx, point, self.rel_at[d - 1], b);
-        if x == DEAD {
-            return None;
+        let label = vocab.label(k);
+        let mut x = self.rel_at[d - 1];
+        for &b in label {
+            x = self.relations.child(lx, point, x, b);
+            if x == DEAD {
+                return None;
+            }
         }
         self.rel_at[d] = x;
-        self.bytes[d - 1] = b;
+        self.node_at[d] = k as u32;
         Some(x)
     }
 
-    /// The bytes of the path to the node entered last at depth `d`.
-    fn bytes(&self, d: usize) -> &[u8] {
-        &self.bytes[..d]
+    /// The bytes of node `k` of `vocab`, entered last at its depth, into
+    /// `out` (the labels of the path to it).
+    fn bytes<'o>(&self, vocab: &Vocabulary, k: usize, out: &'o mut Vec<u8>) -> &'o [u8] {
+        out.clear();
+        let d = vocab.depth[k] as usize;
+        for &j in &self.node_at[1..=d] {
+            out.extend_from_slice(vocab.label(j as usize));
+        }
+        out
     }
 }
 
@@ -508,25 +624,25 @@ impl Walk {
     /// The walk from the states of `point`: every node's relation, once.
     fn build(lx: &crate::lexer::Lexer, point: &Point, vocab: &Vocabulary) -> Walk {
         let mut point = point.clone();
-        let n = vocab.byte.len();
+        let n = vocab.depth.len();
         let max_depth = vocab.max_depth;
         let mut start = Vec::new();
         point.start(&mut start);
-        let mut path = TriePath::new(lx, &start, max_depth);
+        let mut path = TriePath::new(lx, &start, vocab);
         // Per depth: the relation of the nearest node with tokens on the
         // path so far (ROOT: none but the root).
         let mut near: Vec<u32> = vec![ROOT; max_depth + 1];
         // `(token id, its node's relation)` of the nodes with tokens.
-        let mut owned: Vec<(u32, u32)> = Vec::new();
+        let mut owned: Vec<(u32, u32)> = Vec::with_capacity(vocab.n_ids);
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut nodes: Vec<u32> = Vec::new();
         let mut reps: Vec<(u32, Vec<u8>)> = Vec::new();
-        let (depth, byte, end) = (&vocab.depth[..n], &vocab.byte[..n], &vocab.end[..n]);
+        let (depth, end) = (&vocab.depth[..n], &vocab.end[..n]);
         let (at, ids) = (&vocab.at[..=n], &vocab.ids[..]);
         let mut k = 0;
         while k < n {
             let d = depth[k] as usize;
-            let Some(id) = path.enter(lx, &mut point, d, byte[k]) else {
+            let Some(id) = path.enter(lx, &mut point, vocab, k) else {
                 k = end[k] as usize;
                 continue;
             };
@@ -542,7 +658,9 @@ impl Walk {
                         nodes.resize(path.relations.len(), 0);
                     }
                     if nodes[id as usize] == 0 {
-                        reps.push((id, path.bytes(d).to_vec()));
+                        let mut b = Vec::new();
+                        path.bytes(vocab, k, &mut b);
+                        reps.push((id, b));
                     }
                     nodes[id as usize] += 1;
                     owned.extend(toks.iter().map(|&t| (t, id)));
@@ -651,33 +769,30 @@ impl Walk {
 /// `(token id, relation)` pairs (ids below `n_ids`, each once) as runs of
 /// consecutive ids of one relation, grouped by relation (`r` of them) and
 /// ascending within one: offsets and runs `start..end` as [`Rows::grouped`] gives
-/// them. Few pairs are sorted; many are placed in an array by id.
+/// them. Few pairs are sorted; many are placed in an array by id and read
+/// back in order.
 fn runs_by_relation(
     mut owned: Vec<(u32, u32)>,
     n_ids: usize,
     r: usize,
 ) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let mut runs: Vec<(u32, (u32, u32))> = Vec::new();
+    let mut add = |t: u32, x: u32| match runs.last_mut() {
+        Some((y, (_, end))) if *y == x && *end == t => *end += 1,
+        _ => runs.push((x, (t, t + 1))),
+    };
     if owned.len().saturating_mul(16) < n_ids {
         owned.sort_unstable();
+        owned.into_iter().for_each(|(t, x)| add(t, x));
     } else {
         let mut rel_of = vec![ROOT; n_ids];
         for &(t, x) in &owned {
             rel_of[t as usize] = x;
         }
-        owned.clear();
-        owned.extend(
-            rel_of
-                .iter()
-                .enumerate()
-                .filter(|&(_, &x)| x != ROOT)
-                .map(|(t, &x)| (t as u32, x)),
-        );
-    }
-    let mut runs: Vec<(u32, (u32, u32))> = Vec::new();
-    for (t, x) in owned {
-        match runs.last_mut() {
-            Some((y, (_, end))) if *y == x && *end == t => *end += 1,
-            _ => runs.push((x, (t, t + 1))),
+        for (t, &x) in rel_of.iter().enumerate() {
+            if x != ROOT {
+                add(t as u32, x);
+            }
         }
     }
     Rows::grouped(r, runs.iter().copied()).into_parts()
@@ -689,7 +804,7 @@ impl Vocabulary {
     fn walk(&self, lx: &crate::lexer::Lexer, point: &Point) -> Option<Arc<Walk>> {
         let key: WalkKey = (lx.uid, point.states().into());
         {
-            let mut w = self.walks.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut w = self.walks.0.lock().unwrap_or_else(PoisonError::into_inner);
             w.clock += 1;
             let now = w.clock;
             if let Some((walk, used, _)) = w.walks.get_mut(&key) {
@@ -705,7 +820,7 @@ impl Vocabulary {
         }
         let walk = Arc::new(Walk::build(lx, point, self));
         let size = walk.heap_bytes();
-        let mut w = self.walks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut w = self.walks.0.lock().unwrap_or_else(PoisonError::into_inner);
         while !w.walks.is_empty() && (w.walks.len() >= MAX_WALKS || w.bytes + size > MAX_WALK_BYTES)
         {
             // The least recently used goes.
@@ -733,16 +848,8 @@ impl Vocabulary {
     pub fn new<T: AsRef<[u8]>>(tokens: &[T]) -> Vocabulary {
         let mut order: Vec<u32> = (0..tokens.len() as u32).collect();
         order.sort_by(|&a, &b| tokens[a as usize].as_ref().cmp(tokens[b as usize].as_ref()));
-        let mut v = Vocabulary {
-            byte: vec![0],
-            depth: vec![0],
-            max_depth: 0,
-            end: vec![0],
-            at: Vec::new(),
-            ids: Vec::new(),
-            n_ids: tokens.len(),
-            walks: Mutex::default(),
-        };
+        // The trie of single bytes first, in preorder.
+        let (mut byte, mut end) = (vec![0u8], vec![0u32]);
         let mut node_of: Vec<(u32, u32)> = Vec::with_capacity(tokens.len());
         // The path from the root to the last node made, and its bytes.
         let mut stack: Vec<u32> = vec![0];
@@ -752,32 +859,67 @@ impl Vocabulary {
             let common = path.iter().zip(b).take_while(|(x, y)| x == y).count();
             while path.len() > common {
                 let done = stack.pop().unwrap_or(0);
-                v.end[done as usize] = v.byte.len() as u32;
+                end[done as usize] = byte.len() as u32;
                 path.pop();
             }
             for &x in &b[common..] {
-                let k = v.byte.len() as u32;
-                v.byte.push(x);
-                v.depth.push(path.len() as u32 + 1);
-                v.end.push(0);
-                stack.push(k);
+                stack.push(byte.len() as u32);
+                byte.push(x);
+                end.push(0);
                 path.push(x);
             }
             node_of.push((*stack.last().unwrap_or(&0), id));
         }
-        let n = v.byte.len() as u32;
+        let n = byte.len();
         for k in stack {
-            v.end[k as usize] = n;
+            end[k as usize] = n as u32;
         }
         node_of.sort_unstable();
-        v.at = vec![0; n as usize + 1];
+        let mut n_tokens = vec![0u32; n];
         for &(k, _) in &node_of {
-            v.at[k as usize + 1] += 1;
+            n_tokens[k as usize] += 1;
         }
-        for k in 0..n as usize {
-            v.at[k + 1] += v.at[k];
+        // Then the chains of nodes without tokens and with one child (the
+        // next node, its subtree ending where theirs does) merged into the
+        // edge of the node below them.
+        let merged = |k: usize| k > 0 && n_tokens[k] == 0 && k + 1 < n && end[k + 1] == end[k];
+        // Per node of the byte trie: the merged trie's nodes before it.
+        let mut before = vec![0u32; n + 1];
+        for k in 0..n {
+            before[k + 1] = before[k] + u32::from(!merged(k));
         }
-        v.ids = node_of.into_iter().map(|(_, id)| id).collect();
+        let m = before[n] as usize;
+        let mut v = Vocabulary {
+            label_at: Vec::with_capacity(m + 1),
+            labels: Vec::with_capacity(n),
+            depth: Vec::with_capacity(m),
+            max_depth: 0,
+            end: Vec::with_capacity(m),
+            at: Vec::with_capacity(m + 1),
+            ids: node_of.into_iter().map(|(_, id)| id).collect(),
+            n_ids: tokens.len(),
+            walks: WalkCache::default(),
+        };
+        v.label_at.push(0);
+        v.at.push(0);
+        // The ends (in bytes of the trie) of the merged nodes on the path.
+        let mut open: Vec<u32> = Vec::new();
+        for k in 0..n {
+            if k > 0 {
+                v.labels.push(byte[k]);
+            }
+            if merged(k) {
+                continue;
+            }
+            while open.last().is_some_and(|&e| e as usize <= k) {
+                open.pop();
+            }
+            v.depth.push(open.len() as u32);
+            v.end.push(before[end[k] as usize]);
+            v.label_at.push(v.labels.len() as u32);
+            v.at.push(v.at.last().copied().unwrap_or(0) + n_tokens[k]);
+            open.push(end[k]);
+        }
         v.max_depth = v.depth.iter().copied().max().unwrap_or(0) as usize;
         v
     }
@@ -794,6 +936,12 @@ impl Vocabulary {
 
     fn tokens(&self, k: usize) -> &[u32] {
         &self.ids[self.at[k] as usize..self.at[k + 1] as usize]
+    }
+
+    /// The bytes of the edge into node `k`.
+    #[inline(always)]
+    fn label(&self, k: usize) -> &[u8] {
+        &self.labels[self.label_at[k] as usize..self.label_at[k + 1] as usize]
     }
 }
 
@@ -1558,8 +1706,7 @@ impl<'c> Insertion<'c> {
         self.many = true;
         let mut out = vec![false; vocab.len()];
         let lx = self.constraint.lexer();
-        let n = vocab.byte.len();
-        let max_depth = vocab.max_depth;
+        let n = vocab.depth.len();
         let mut start: Vec<Row> = Vec::new();
         self.point.start(&mut start);
         if start.is_empty() {
@@ -1582,14 +1729,15 @@ impl<'c> Insertion<'c> {
         }
         // The relation of each node on the path, and per relation its
         // answer (2: not asked yet).
-        let mut path = TriePath::new(lx, &start, max_depth);
+        let mut path = TriePath::new(lx, &start, vocab);
+        let mut scratch = Vec::new();
         let mut ok_of: Vec<u8> = vec![u8::from(empty_ok)];
-        let (depth, byte, end) = (&vocab.depth[..n], &vocab.byte[..n], &vocab.end[..n]);
+        let (depth, end) = (&vocab.depth[..n], &vocab.end[..n]);
         let (at, ids) = (&vocab.at[..=n], &vocab.ids[..]);
         let mut k = 0;
         while k < n {
             let d = depth[k] as usize;
-            let Some(x) = path.enter(lx, &mut self.point, d, byte[k]) else {
+            let Some(x) = path.enter(lx, &mut self.point, vocab, k) else {
                 self.stats.dead += 1;
                 k = end[k] as usize;
                 continue;
@@ -1605,7 +1753,8 @@ impl<'c> Insertion<'c> {
                 }
                 if ok_of[x] == 2 {
                     let rows = path.relations.rows(x as u32);
-                    ok_of[x] = u8::from(self.verdict(rows, path.bytes(d))?);
+                    let bytes = path.bytes(vocab, k, &mut scratch);
+                    ok_of[x] = u8::from(self.verdict(rows, bytes)?);
                 }
                 let ok = ok_of[x] == 1;
                 for &id in toks {
@@ -2645,6 +2794,55 @@ fn frontier_of(at: &[(u32, u32)], l0: u32) -> impl Iterator<Item = u32> + '_ {
 mod tests {
     use super::*;
     use crate::Grammar;
+
+    /// Chains of nodes without tokens and with one child are merged into
+    /// the edge below them; every token keeps its bytes (the labels of its
+    /// node's path) and the mask equals asking token by token.
+    #[test]
+    fn merged_chains_keep_every_token() {
+        let tokens = ["", "a", "abcd", "abce", "b", "bcd", "bcd", "zzzzzz"];
+        let v = Vocabulary::new(&tokens);
+        // root, a, abc (two children), abcd, abce, b, bcd (two ids), zzzzzz
+        assert_eq!(v.depth.len(), 8);
+        let labels: Vec<&[u8]> = (0..v.depth.len()).map(|k| v.label(k)).collect();
+        assert_eq!(
+            labels,
+            [&b""[..], b"a", b"bc", b"d", b"e", b"b", b"cd", b"zzzzzz"]
+        );
+        let mut path: Vec<&[u8]> = Vec::new();
+        let mut seen = vec![false; tokens.len()];
+        for k in 0..v.depth.len() {
+            let d = v.depth[k] as usize;
+            path.truncate(d.saturating_sub(1));
+            if d > 0 {
+                path.push(v.label(k));
+            }
+            for &id in v.tokens(k) {
+                assert_eq!(path.concat(), tokens[id as usize].as_bytes());
+                seen[id as usize] = true;
+            }
+        }
+        assert!(seen.iter().all(|&x| x));
+        let g = Grammar::from_lark(r#"start: /[abcd]+/ "e"?"#, None).unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        // A direct walk, a kept walk's build, then the kept walk.
+        let masks: Vec<Vec<bool>> = (0..3)
+            .map(|_| {
+                let mut at =
+                    Insertion::new(&c, &Partial::new().text("b"), &Partial::new().hole()).unwrap();
+                at.mask(&v).unwrap()
+            })
+            .collect();
+        assert_eq!(masks[0], masks[1]);
+        assert_eq!(masks[0], masks[2]);
+        let mask = &masks[0];
+        for (id, t) in tokens.iter().enumerate() {
+            let mut one =
+                Insertion::new(&c, &Partial::new().text("b"), &Partial::new().hole()).unwrap();
+            assert_eq!(mask[id], one.allows(t.as_bytes()).unwrap(), "{t:?}");
+        }
+        assert_eq!(*mask, [true, true, true, true, true, true, true, false]);
+    }
 
     /// Relations met after a walk's table of successors is full step the
     /// lexer at every node, with the answers of the table.
