@@ -209,7 +209,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// tokens, its place on the path, a branch the processor cannot predict)
 /// besides the read of the successor table that each byte costs. A kept
 /// walk's build visits every node: C++ masks at fresh points (the
-/// report's 100), p90 8.2–8.9 → 6.8–7.7 ms.
+/// report's 100), p90 8.1–8.9 → 6.8–7.9 ms.
 ///
 /// ```
 /// use cdiff::mask::Vocabulary;
