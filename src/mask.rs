@@ -299,13 +299,53 @@ struct Walk {
     /// out), sorted, `kids[kids_at[p]..kids_at[p + 1]]`.
     kids_at: Vec<u32>,
     kids: Vec<u32>,
+    /// The lexer states `l₀` it was walked from. It serves every point
+    /// whose states are their twins ([`twins`]): where a state's twin
+    /// emits other terminals at its lexeme's end, every row of index `i`
+    /// with terminals starts with `from[i]`'s set, which such a point
+    /// reads as its own state's ([`Walk::sequence`]).
+    from: Vec<u32>,
 }
 
-/// Key of a [`Walk`]: the lexer's id and its start states.
+/// Key of a [`Walk`]: the lexer's id and the twins of its start states.
 type WalkKey = (u64, Box<[u32]>);
+
+/// Per lexer state, its twin: the smallest state from which every byte
+/// string is read alike — the same successor on every byte class, the
+/// same state after the lexeme's end, skipped alike — and that emits the
+/// same terminal set at the lexeme's end, or any non-empty set where the
+/// lexeme cannot go on and is not skipped. A vocabulary's walk from a
+/// state then serves its twins (in C++, the 25 states after a finished
+/// punctuator share one walk, and 111 states that cannot end their
+/// lexeme and read alike another): the same relations of the same tokens,
+/// their rows the same but, where the sets differ, for the first terminal
+/// set, which the lexeme cut at the point emits before any other (nothing
+/// goes on from it). Costs one pass over the lexer's table.
+fn twins(lx: &crate::lexer::Lexer) -> Vec<u32> {
+    let n = lx.emit.len();
+    let k = lx.n_classes();
+    let mut first: FxMap<(&[u32], u32, bool, u32), u32> = FxMap::default();
+    (0..n)
+        .map(|l| {
+            let next = &lx.step[l * k..(l + 1) * k];
+            let ends_here = next.iter().all(|&x| x == crate::lexer::LDEAD)
+                && !lx.skippable[l]
+                && !lx.emits(l as u32).is_empty();
+            let set = match ends_here {
+                true => u32::MAX,
+                false => lx.emit_terms[l],
+            };
+            *first
+                .entry((next, lx.emit[l], lx.skippable[l], set))
+                .or_insert(l as u32)
+        })
+        .collect()
+}
 
 #[derive(Debug, Default)]
 struct Walks {
+    /// The twins of the last lexer's states ([`twins`]), by its id.
+    twins: Option<(u64, Arc<[u32]>)>,
     /// Start states seen once: a walk is built the second time.
     seen: FxSet<WalkKey>,
     /// The walks kept, when each was last used (by `clock`) and its heap
@@ -651,7 +691,8 @@ impl Walk {
                 near[d] = p;
                 let toks = &ids[at[k] as usize..at[k + 1] as usize];
                 if !toks.is_empty() {
-                    if p != id {
+                    // Siblings mostly repeat the last edge.
+                    if p != id && edges.last() != Some(&(p, id)) {
                         edges.push((p, id));
                     }
                     if nodes.len() <= id as usize {
@@ -719,6 +760,32 @@ impl Walk {
             roots,
             kids_at,
             kids,
+            from: point.states().to_vec(),
+        }
+    }
+
+    /// The emitted sequence of a row of this walk, with terminal sets
+    /// `sets` and `l₀` of index `i`, for a point whose states are
+    /// `states` (twins of [`Walk::from`]), interned by `point` (`scratch`
+    /// for a changed sequence).
+    fn sequence(
+        &self,
+        lx: &crate::lexer::Lexer,
+        point: &mut Point,
+        (i, sets): (u32, &[u32]),
+        scratch: &mut Vec<u32>,
+    ) -> u32 {
+        let was = lx.emit_terms[self.from[i as usize] as usize];
+        let is = lx.emit_terms[point.state(i) as usize];
+        match sets.split_first() {
+            Some((&first, rest)) if was != is => {
+                debug_assert_eq!(first, was);
+                scratch.clear();
+                scratch.push(is);
+                scratch.extend_from_slice(rest);
+                point.intern_sequence(scratch)
+            }
+            _ => point.intern_sequence(sets),
         }
     }
 
@@ -802,9 +869,20 @@ impl Vocabulary {
     /// The walk from `point`'s states under `lx`: kept, or built if those
     /// states were seen before (`None` the first time).
     fn walk(&self, lx: &crate::lexer::Lexer, point: &Point) -> Option<Arc<Walk>> {
-        let key: WalkKey = (lx.uid, point.states().into());
-        {
+        let key = {
             let mut w = self.walks.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let twins = match &w.twins {
+                Some((uid, t)) if *uid == lx.uid => t.clone(),
+                _ => {
+                    let t: Arc<[u32]> = twins(lx).into();
+                    w.twins = Some((lx.uid, t.clone()));
+                    t
+                }
+            };
+            let key: WalkKey = (
+                lx.uid,
+                point.states().iter().map(|&l| twins[l as usize]).collect(),
+            );
             w.clock += 1;
             let now = w.clock;
             if let Some((walk, used, _)) = w.walks.get_mut(&key) {
@@ -817,7 +895,8 @@ impl Vocabulary {
             if w.seen.insert(key.clone()) {
                 return None;
             }
-        }
+            key
+        };
         let walk = Arc::new(Walk::build(lx, point, self));
         let size = walk.heap_bytes();
         let mut w = self.walks.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1791,6 +1870,8 @@ impl<'c> Insertion<'c> {
                 .collect(),
         };
         let mut kept_rows: Vec<Row> = Vec::new();
+        let mut scratch = Vec::new();
+        let lx = self.constraint.lexer();
         while let Some(Reverse(r)) = next.pop() {
             if ok_of[r as usize] != 2 {
                 continue;
@@ -1798,7 +1879,8 @@ impl<'c> Insertion<'c> {
             self.stats.queries += w.nodes[r as usize] as usize;
             kept_rows.clear();
             for (i, sets, l) in &w.rels[r as usize] {
-                kept_rows.push((*i, self.point.intern_sequence(sets), *l));
+                let seq = w.sequence(lx, &mut self.point, (*i, sets), &mut scratch);
+                kept_rows.push((*i, seq, *l));
             }
             kept_rows.sort_unstable();
             let ok = self.verdict(&kept_rows, w.bytes(r))?;
@@ -2843,6 +2925,65 @@ mod tests {
             assert_eq!(mask[id], one.allows(t.as_bytes()).unwrap(), "{t:?}");
         }
         assert_eq!(*mask, [true, true, true, true, true, true, true, false]);
+    }
+
+    /// A walk serves the points whose lexer states are its own states'
+    /// twins: after `;`, `,` and `(` (one twin: each finished, each
+    /// emitting its own terminal) the first point's direct walk, the
+    /// second's build and the third's kept walk give the masks of asking
+    /// token by token.
+    #[test]
+    fn twins_share_walks() {
+        let g = Grammar::from_lark(
+            r#"
+            start: item*
+            item: ID ";" | ID "," ID | "(" ID ")" | ID "(" ")"
+            ID: /[a-z]+/
+            %ignore " "
+            "#,
+            None,
+        )
+        .unwrap();
+        let c = Constraint::compile(&g).unwrap();
+        let tokens = [
+            "", "a", "ab", "b ", " ", ";", ",", "(", ")", "()", "a;", "a,", ")a", " a", "a(",
+            "a()", ",a", "a)", ";a", "(a", "ab;", " ;", "((", "a ", " (",
+        ];
+        let v = Vocabulary::new(&tokens);
+        let lx = c.lexer();
+        let states: Vec<u32> = ["x;", "x,", "("]
+            .iter()
+            .map(|left| {
+                let at = Insertion::new(&c, &Partial::new().text(*left), &Partial::new().hole())
+                    .unwrap();
+                let s = at.point.states().to_vec();
+                assert_eq!(s.len(), 1);
+                s[0]
+            })
+            .collect();
+        let t = twins(lx);
+        assert_eq!(t[states[0] as usize], t[states[1] as usize]);
+        assert_eq!(t[states[0] as usize], t[states[2] as usize]);
+        assert_ne!(
+            lx.emit_terms[states[0] as usize],
+            lx.emit_terms[states[1] as usize]
+        );
+        for (round, left) in ["x;", "x,", "(", "x;", "x,", "("].iter().enumerate() {
+            let (l, r) = (Partial::new().text(*left), Partial::new().hole());
+            let mut at = Insertion::new(&c, &l, &r).unwrap();
+            let mask = at.mask(&v).unwrap();
+            // The first point walks the trie, the others read the walk.
+            assert_eq!(at.stats().walked, usize::from(round > 0), "{left}");
+            for (id, tok) in tokens.iter().enumerate() {
+                let mut one = Insertion::new(&c, &l, &r).unwrap();
+                assert_eq!(
+                    mask[id],
+                    one.allows(tok.as_bytes()).unwrap(),
+                    "{left} {tok:?}"
+                );
+            }
+            assert!(mask.iter().any(|&x| x) && !mask.iter().all(|&x| x));
+        }
     }
 
     /// Relations met after a walk's table of successors is full step the

@@ -82,6 +82,7 @@ mod point;
 mod tokens;
 mod witness;
 
+pub(crate) use build::LDEAD;
 pub use build::{Lexer, DEFAULT_LEXER_LIMIT};
 pub(crate) use holes::mask as mask_hole_set;
 pub use holes::HoleCache;
