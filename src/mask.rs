@@ -928,8 +928,9 @@ fn runs_by_relation(
 enum Found {
     /// A walk from the point's states (or their twins).
     Walk(Arc<Walk>),
-    /// A walk from a near twin of the point's one state: the same but on
-    /// the byte classes marked, whose subtrees a mask walks itself.
+    /// A walk from a near twin of the point's one state that serves it
+    /// ([`Walk::near_fits`]): the same but on the byte classes marked,
+    /// whose subtrees a mask walks itself.
     Near(Arc<Walk>, Vec<bool>),
     /// Nothing: the trie is walked.
     Nothing,
@@ -963,8 +964,9 @@ fn near_classes(lx: &crate::lexer::Lexer, l: u32, m: u32) -> Option<Vec<bool>> {
 
 impl Vocabulary {
     /// The walk from `point`'s states under `lx`: kept (for the states or
-    /// their twins); else a near twin's ([`near_classes`]); else built if
-    /// those states were seen before, nothing the first time.
+    /// their twins); else a near twin's that serves the point
+    /// ([`near_classes`], [`Walk::near_fits`]); else built if those states
+    /// were seen before, nothing the first time.
     fn walk(&self, lx: &crate::lexer::Lexer, point: &Point) -> Found {
         let key = {
             let mut w = self.walks.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -992,6 +994,7 @@ impl Vocabulary {
                     .iter_mut()
                     .filter(|((uid, from), _)| *uid == lx.uid && from.len() == 1)
                     .filter_map(|((_, from), kept)| Some((near_classes(lx, *l, from[0])?, kept)))
+                    .filter(|(marked, (walk, _, _))| walk.near_fits(lx, marked))
                     .min_by_key(|(marked, _)| marked.iter().filter(|&&x| x).count());
                 if let Some((marked, (walk, used, _))) = near {
                     *used = now;
@@ -1921,7 +1924,7 @@ impl<'c> Insertion<'c> {
                 self.mask_by_relations(&w, None, &mut out)?;
                 return Ok(out);
             }
-            Found::Near(w, marked) if w.near_fits(lx, &marked) => {
+            Found::Near(w, marked) => {
                 self.stats.walked += 1;
                 for &id in vocab.tokens(0) {
                     out[id as usize] = empty_ok;
@@ -1929,7 +1932,7 @@ impl<'c> Insertion<'c> {
                 self.mask_by_relations(&w, Some(&marked), &mut out)?;
                 marked
             }
-            Found::Near(..) | Found::Nothing => {
+            Found::Nothing => {
                 self.walk_nodes(vocab, &mut path, &mut ok_of, 0..n, &mut out)?;
                 return Ok(out);
             }
