@@ -1915,27 +1915,21 @@ impl<'c> Insertion<'c> {
         // answer (2: not asked yet).
         let mut path = TriePath::new(lx, &start, vocab);
         let mut ok_of: Vec<u8> = vec![u8::from(empty_ok)];
-        let marked = match vocab.walk(lx, &self.point) {
-            Found::Walk(w) => {
-                self.stats.walked += 1;
-                for &id in vocab.tokens(0) {
-                    out[id as usize] = empty_ok;
-                }
-                self.mask_by_relations(&w, None, &mut out)?;
-                return Ok(out);
-            }
-            Found::Near(w, marked) => {
-                self.stats.walked += 1;
-                for &id in vocab.tokens(0) {
-                    out[id as usize] = empty_ok;
-                }
-                self.mask_by_relations(&w, Some(&marked), &mut out)?;
-                marked
-            }
+        let (w, marked) = match vocab.walk(lx, &self.point) {
+            Found::Walk(w) => (w, None),
+            Found::Near(w, marked) => (w, Some(marked)),
             Found::Nothing => {
                 self.walk_nodes(vocab, &mut path, &mut ok_of, 0..n, &mut out)?;
                 return Ok(out);
             }
+        };
+        self.stats.walked += 1;
+        for &id in vocab.tokens(0) {
+            out[id as usize] = empty_ok;
+        }
+        self.mask_by_relations(&w, marked.as_deref(), &mut out)?;
+        let Some(marked) = marked else {
+            return Ok(out);
         };
         // A near twin's walk: the subtrees whose first byte it reads
         // otherwise are walked here, their tokens cleared first.
@@ -3104,31 +3098,25 @@ mod tests {
     /// token by token.
     #[test]
     fn twins_share_walks() {
-        let g = Grammar::from_lark(
+        let tokens = [
+            "", "a", "ab", "b ", " ", ";", ",", "(", ")", "()", "a;", "a,", ")a", " a", "a(",
+            "a()", ",a", "a)", ";a", "(a", "ab;", " ;", "((", "a ", " (",
+        ];
+        let (c, v) = compiled(
             r#"
             start: item*
             item: ID ";" | ID "," ID | "(" ID ")" | ID "(" ")"
             ID: /[a-z]+/
             %ignore " "
             "#,
-            None,
-        )
-        .unwrap();
-        let c = Constraint::compile(&g).unwrap();
-        let tokens = [
-            "", "a", "ab", "b ", " ", ";", ",", "(", ")", "()", "a;", "a,", ")a", " a", "a(",
-            "a()", ",a", "a)", ";a", "(a", "ab;", " ;", "((", "a ", " (",
-        ];
-        let v = Vocabulary::new(&tokens);
+            &tokens,
+        );
         let lx = c.lexer();
         let states: Vec<u32> = ["x;", "x,", "("]
             .iter()
-            .map(|left| {
-                let at = Insertion::new(&c, &Partial::new().text(*left), &Partial::new().hole())
-                    .unwrap();
-                let s = at.point.states().to_vec();
-                assert_eq!(s.len(), 1);
-                s[0]
+            .map(|left| match states_after(&c, left)[..] {
+                [s] => s,
+                ref s => panic!("{left}: {s:?}"),
             })
             .collect();
         let t = twins(lx);
@@ -3144,6 +3132,19 @@ mod tests {
             assert_eq!(walked, usize::from(round > 0), "{left}");
             assert!(mask.iter().any(|&x| x) && !mask.iter().all(|&x| x));
         }
+    }
+
+    /// The constraint of grammar `src` (Lark) and the vocabulary of
+    /// `tokens`.
+    fn compiled<T: AsRef<[u8]>>(src: &str, tokens: &[T]) -> (Constraint, Vocabulary) {
+        let g = Grammar::from_lark(src, None).unwrap();
+        (Constraint::compile(&g).unwrap(), Vocabulary::new(tokens))
+    }
+
+    /// The lexer states at the point after `left` (before a hole).
+    fn states_after(c: &Constraint, left: &str) -> Vec<u32> {
+        let at = Insertion::new(c, &Partial::new().text(left), &Partial::new().hole()).unwrap();
+        at.point.states().to_vec()
     }
 
     /// The mask of `tokens` (the vocabulary `v`) after `left` before a
@@ -3175,29 +3176,21 @@ mod tests {
     /// the rest read from the walk, and the mask is asking token by token.
     #[test]
     fn near_twins_share_walks() {
-        let g = Grammar::from_lark(
+        let tokens = [
+            "", "a", "l", "le", "while", "le(", "l=", "e", "e(", "e=", "x;", " ", " =", "(", "=",
+            ";", "(a", "l (", "le (", "lx", "a=b;", "=a;", "ile", "(x)", " (",
+        ];
+        let (c, v) = compiled(
             r#"
             start: (WHILE "(" ID ")" | ID "=" ID ";")*
             WHILE: "while"
             ID: /[a-z]+/
             %ignore " "
             "#,
-            None,
-        )
-        .unwrap();
-        let c = Constraint::compile(&g).unwrap();
-        let tokens = [
-            "", "a", "l", "le", "while", "le(", "l=", "e", "e(", "e=", "x;", " ", " =", "(", "=",
-            ";", "(a", "l (", "le (", "lx", "a=b;", "=a;", "ile", "(x)", " (",
-        ];
-        let v = Vocabulary::new(&tokens);
+            &tokens,
+        );
         let lx = c.lexer();
-        let state = |left: &str| {
-            let at =
-                Insertion::new(&c, &Partial::new().text(left), &Partial::new().hole()).unwrap();
-            at.point.states().to_vec()
-        };
-        let (plain, whi) = (state("ab"), state("whi"));
+        let (plain, whi) = (states_after(&c, "ab"), states_after(&c, "whi"));
         let marked = near_classes(lx, whi[0], plain[0]).expect("near twins");
         assert_eq!(marked.iter().filter(|&&x| x).count(), 1);
         assert!(marked[lx.class(b'l')]);
@@ -3215,16 +3208,6 @@ mod tests {
     /// (`//*`), and the answer kept for the rows of `*`, which is allowed.
     #[test]
     fn near_twin_mask_asks_no_relation_with_bytes_of_other_rows() {
-        let g = Grammar::from_lark(
-            r#"
-            start: "x" ("," "x")*
-            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
-            %ignore COMMENT
-            "#,
-            None,
-        )
-        .unwrap();
-        let c = Constraint::compile(&g).unwrap();
         let mut words: Vec<Vec<u8>> = vec![Vec::new()];
         for a in *b"x,/*" {
             words.push(vec![a]);
@@ -3232,7 +3215,14 @@ mod tests {
                 words.push(vec![a, b]);
             }
         }
-        let v = Vocabulary::new(&words);
+        let (c, v) = compiled(
+            r#"
+            start: "x" ("," "x")*
+            COMMENT: /\/\*([^*]|\*+[^*\/])*\*+\//
+            %ignore COMMENT
+            "#,
+            &words,
+        );
         for left in ["", "", "/"] {
             mask_as_asked(&c, &v, &words, left);
         }
